@@ -1,0 +1,71 @@
+"""The ``mrlm-envs`` command: list the registered envs, play one in a terminal."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+import tyro
+
+from mrlm.envs.play import Opponent, play
+from mrlm.envs.registry import EnvArgumentError, UnknownEnvError, list_envs
+
+
+def list_command(json_output: Annotated[bool, tyro.conf.arg(name="json")] = False) -> None:
+    """List every registered env: id, kinds (gymnasium, aec, parallel) and a one-line description.
+
+    Args:
+        json_output: print a JSON list instead of a table.
+    """
+    entries = list_envs()
+    if json_output:
+        rows = [{"id": e.id, "kinds": list(e.kinds), "description": e.description} for e in entries]
+        print(json.dumps(rows, indent=2))
+        return
+    width = max((len(e.id) for e in entries), default=2)
+    kinds_width = max((len(",".join(e.kinds)) for e in entries), default=5)
+    print(f"{'id':<{width}}  {'kinds':<{kinds_width}}  description")
+    for e in entries:
+        print(f"{e.id:<{width}}  {','.join(e.kinds):<{kinds_width}}  {e.description}")
+
+
+def play_command(
+    env_id: Annotated[str, tyro.conf.Positional, tyro.conf.arg(metavar="ENV_ID")],
+    seed: int | None = None,
+    agent: str | None = None,
+    opponent: Opponent = "sample",
+    kwargs: str = "{}",
+) -> None:
+    """Play one episode of ENV_ID: type the agent's replies and see observations, rewards and the end.
+
+    Args:
+        env_id: a registered id, such as mrlm/Math-v0 (see `mrlm-envs list`).
+        seed: seed of the episode (the same seed gives the same task).
+        agent: multi-agent envs: the seat to play (asked for when not given).
+        opponent: multi-agent envs: the other seats reply with random text (sample) or are typed (human).
+        kwargs: the env's keyword arguments as a JSON object, such as '{"level": 3}'.
+    """
+    try:
+        env_kwargs = json.loads(kwargs)
+    except json.JSONDecodeError as error:
+        raise SystemExit(f"--kwargs is not valid JSON: {error}") from None
+    if not isinstance(env_kwargs, dict):
+        raise SystemExit("--kwargs must be a JSON object, such as '{\"level\": 3}'")
+    play(env_id, seed=seed, agent=agent, opponent=opponent, env_kwargs=env_kwargs)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point of ``mrlm-envs``."""
+    try:
+        tyro.extras.subcommand_cli_from_dict(
+            {"list": list_command, "play": play_command},
+            args=argv,
+            prog="mrlm-envs",
+            description="MRLM text environments: list them, play them.",
+        )
+    except (UnknownEnvError, EnvArgumentError, ValueError) as error:
+        raise SystemExit(f"mrlm-envs: {error}") from None
+
+
+if __name__ == "__main__":
+    main()

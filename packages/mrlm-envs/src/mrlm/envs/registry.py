@@ -1,0 +1,179 @@
+"""Where MRLM env ids live, and one ``make`` for every kind of env.
+
+Single-agent ids are registered with ``gymnasium.register`` and multi-agent ids with PettingZoo's
+registry (``pettingzoo.register("aec" | "parallel", ...)``), so ``gymnasium.make("mrlm/Math-v0")`` and
+``pettingzoo.make("parallel", "mrlm/Debate-v0")`` work once ``mrlm.envs`` is imported. This module keeps
+one entry per id as well (kinds, a one-line description, entry points), which gives :func:`make` a single
+door for both kinds and lets it check keyword arguments before building anything.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import inspect
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, cast, get_args
+
+import gymnasium
+import pettingzoo
+
+EnvKind = Literal["gymnasium", "aec", "parallel"]
+ENV_KINDS: tuple[EnvKind, ...] = get_args(EnvKind)
+
+
+class UnknownEnvError(KeyError):
+    """An env id that is not registered. The message names the known ids."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0])
+
+
+class EnvArgumentError(TypeError):
+    """A keyword argument the env does not take, or a kind the env does not offer."""
+
+
+@dataclass(frozen=True)
+class EnvEntry:
+    """One registered env id.
+
+    Attributes:
+        id: the id, ``namespace/Name-vN``.
+        kinds: the APIs it is offered in; the first is the default of :func:`make`.
+        description: one line for listings.
+        entry_points: ``"module:attr"`` (or a callable) per kind, building the env from keyword arguments.
+    """
+
+    id: str
+    kinds: tuple[EnvKind, ...]
+    description: str
+    entry_points: Mapping[EnvKind, str | Callable[..., Any]]
+
+    @property
+    def multi_agent(self) -> bool:
+        return self.kinds[0] != "gymnasium"
+
+
+_ENTRIES: dict[str, EnvEntry] = {}
+
+
+def register_env(
+    id: str,
+    *,
+    description: str,
+    gymnasium_entry_point: str | Callable[..., Any] | None = None,
+    aec_entry_point: str | Callable[..., Any] | None = None,
+    parallel_entry_point: str | Callable[..., Any] | None = None,
+    default_kind: EnvKind | None = None,
+) -> EnvEntry:
+    """Register ``id`` in Gymnasium's or PettingZoo's registry, and in ours.
+
+    A single-agent env gives ``gymnasium_entry_point``; a multi-agent env gives ``aec_entry_point``
+    and/or ``parallel_entry_point`` (``default_kind`` picks which :func:`make` builds by default; the
+    first one given otherwise). Entry points are ``"module:attr"`` strings, imported on first use.
+    """
+    given: dict[EnvKind, str | Callable[..., Any]] = {}
+    if gymnasium_entry_point is not None:
+        given["gymnasium"] = gymnasium_entry_point
+    if aec_entry_point is not None:
+        given["aec"] = aec_entry_point
+    if parallel_entry_point is not None:
+        given["parallel"] = parallel_entry_point
+    if not given:
+        raise ValueError(f"register_env({id!r}) needs at least one entry point")
+    if "gymnasium" in given and len(given) > 1:
+        raise ValueError(f"{id!r}: an env is either single-agent (gymnasium) or multi-agent (aec/parallel)")
+    kinds = tuple(given)
+    if default_kind is not None:
+        if default_kind not in given:
+            raise ValueError(f"{id!r}: default_kind {default_kind!r} has no entry point")
+        kinds = (default_kind, *(k for k in kinds if k != default_kind))
+
+    if "gymnasium" in given:
+        gymnasium.register(id=id, entry_point=given["gymnasium"])
+    for kind in ("aec", "parallel"):
+        if kind in given:
+            pettingzoo.register(cast(Any, kind), id, given[cast(EnvKind, kind)])
+
+    entry = EnvEntry(id=id, kinds=kinds, description=description, entry_points=given)
+    _ENTRIES[id] = entry
+    return entry
+
+
+def list_envs() -> list[EnvEntry]:
+    """Every MRLM env id registered in this process, sorted by id."""
+    return [_ENTRIES[key] for key in sorted(_ENTRIES)]
+
+
+def env_entry(id: str) -> EnvEntry:
+    """The entry of ``id``; :class:`UnknownEnvError` naming the known ids when there is none."""
+    try:
+        return _ENTRIES[id]
+    except KeyError:
+        known = sorted(_ENTRIES)
+        close = difflib.get_close_matches(id, known, n=3)
+        hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+        raise UnknownEnvError(
+            f"unknown env id {id!r}.{hint} Known ids: {', '.join(known) or '(none)'}"
+        ) from None
+
+
+def make(id: str, *, kind: EnvKind | None = None, **kwargs: Any) -> Any:
+    """Build the env registered as ``id``.
+
+    Args:
+        id: a registered id such as ``"mrlm/Math-v0"``.
+        kind: ``"gymnasium"``, ``"aec"`` or ``"parallel"``; the env's first kind when None.
+        **kwargs: the env's own keyword arguments, checked against its signature first.
+
+    Returns:
+        A ``gymnasium.Env`` (made with ``gymnasium.make``, wrappers included), or a PettingZoo
+        ``AECEnv``/``ParallelEnv`` (made with ``pettingzoo.make``).
+
+    Raises:
+        UnknownEnvError: ``id`` is not registered (the message lists the known ids).
+        EnvArgumentError: the env does not offer ``kind`` or does not take one of ``kwargs``.
+    """
+    entry = env_entry(id)
+    chosen = entry.kinds[0] if kind is None else kind
+    if chosen not in entry.kinds:
+        raise EnvArgumentError(
+            f"{id!r} is offered as {', '.join(entry.kinds)}, not {chosen!r}"
+            if chosen in ENV_KINDS
+            else f"unknown kind {chosen!r}; kinds are {', '.join(ENV_KINDS)}"
+        )
+    check_kwargs(id, _load(entry.entry_points[chosen]), kwargs)
+    if chosen == "gymnasium":
+        return gymnasium.make(id, **kwargs)
+    return pettingzoo.make(cast(Any, chosen), id, **kwargs)
+
+
+def check_kwargs(id: str, factory: Callable[..., Any], kwargs: Mapping[str, Any]) -> None:
+    """Raise :class:`EnvArgumentError` naming any keyword ``factory`` does not accept."""
+    try:
+        signature = inspect.signature(factory)
+    except (TypeError, ValueError):  # builtins without a signature: let the call itself decide
+        return
+    params = signature.parameters.values()
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+        return
+    accepted = [
+        p.name
+        for p in params
+        if p.kind in (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    ]
+    for name in kwargs:
+        if name not in accepted:
+            close = difflib.get_close_matches(name, accepted, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise EnvArgumentError(
+                f"{id!r} has no keyword argument {name!r}{hint}; it accepts: {', '.join(accepted) or 'none'}"
+            )
+
+
+def _load(entry_point: str | Callable[..., Any]) -> Callable[..., Any]:
+    if callable(entry_point):
+        return entry_point
+    module_name, _, attr = entry_point.partition(":")
+    return cast(Callable[..., Any], getattr(importlib.import_module(module_name), attr))
