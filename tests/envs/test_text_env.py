@@ -24,7 +24,9 @@ class CountLetters(TextEnv):
 
     def _respond(self, action: str) -> Feedback:
         correct = action.strip() == str(len(self.word))
-        return Feedback("yes" if correct else "no", 1.0 if correct else 0.0, done=correct, info=self.shared_info)
+        return Feedback(
+            "yes" if correct else "no", 1.0 if correct else 0.0, done=correct, info=self.shared_info
+        )
 
 
 def test_step_before_reset_and_after_end_raise() -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import types
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -20,12 +20,23 @@ WORDS = ("apple", "river", "stone", "cloud", "ember", "maple", "tiger", "oasis")
 
 
 class GuessWordAEC(TextAECEnv):
-    metadata = {"render_modes": ["ansi", "human"], "name": "guess_word_v0", "is_parallelizable": False}
+    metadata: ClassVar[dict[str, Any]] = {
+        "render_modes": ["ansi", "human"],
+        "name": "guess_word_v0",
+        "is_parallelizable": False,
+    }
 
     def __init__(
-        self, *, rounds: int = 6, num_agents: int = 2, max_cycles: int | None = None, render_mode: str | None = None
+        self,
+        *,
+        rounds: int = 6,
+        num_agents: int = 2,
+        max_cycles: int | None = None,
+        render_mode: str | None = None,
     ) -> None:
-        super().__init__([f"player_{i}" for i in range(num_agents)], max_cycles=max_cycles, render_mode=render_mode)
+        super().__init__(
+            [f"player_{i}" for i in range(num_agents)], max_cycles=max_cycles, render_mode=render_mode
+        )
         self.rounds = rounds
         self.secret = ""
         self.last_guess: dict[str, str] = {}
@@ -35,7 +46,10 @@ class GuessWordAEC(TextAECEnv):
         self.secret = str(rng.choice(WORDS))
         self.last_guess = {}
         self.moves = 0
-        return {agent: {"hint": f"{len(self.secret)} letters", "first": i == 0} for i, agent in enumerate(self.agents)}
+        return {
+            agent: {"hint": f"{len(self.secret)} letters", "first": i == 0}
+            for i, agent in enumerate(self.agents)
+        }
 
     def _observe(self, agent: str) -> str:
         others = {a: g for a, g in self.last_guess.items() if a != agent}
@@ -52,12 +66,23 @@ class GuessWordAEC(TextAECEnv):
 
 
 class GuessNumberParallel(TextParallelEnv):
-    metadata = {"render_modes": ["ansi", "human"], "name": "guess_number_v0", "is_parallelizable": True}
+    metadata: ClassVar[dict[str, Any]] = {
+        "render_modes": ["ansi", "human"],
+        "name": "guess_number_v0",
+        "is_parallelizable": True,
+    }
 
     def __init__(
-        self, *, rounds: int = 6, num_agents: int = 2, max_cycles: int | None = None, render_mode: str | None = None
+        self,
+        *,
+        rounds: int = 6,
+        num_agents: int = 2,
+        max_cycles: int | None = None,
+        render_mode: str | None = None,
     ) -> None:
-        super().__init__([f"player_{i}" for i in range(num_agents)], max_cycles=max_cycles, render_mode=render_mode)
+        super().__init__(
+            [f"player_{i}" for i in range(num_agents)], max_cycles=max_cycles, render_mode=render_mode
+        )
         self.rounds = rounds
         self.secret = 0
         self.step_count = 0

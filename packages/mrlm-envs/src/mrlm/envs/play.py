@@ -110,7 +110,9 @@ def _play_single(env_id: str, seed: int | None, kwargs: dict[str, Any], term: Te
             term.say(f"reward: {reward:g}  terminated: {terminated}  truncated: {truncated}")
             _show_info(term, info)
             if terminated or truncated:
-                term.say(f"Episode over ({'terminated' if terminated else 'truncated'}). Total reward: {total:g}")
+                term.say(
+                    f"Episode over ({'terminated' if terminated else 'truncated'}). Total reward: {total:g}"
+                )
                 return {"": total}
     finally:
         env.close()
@@ -136,7 +138,12 @@ def _opponent_policy(env: Any, opponent: Opponent, term: Terminal) -> Callable[[
 
 
 def _play_aec(
-    env_id: str, seed: int | None, agent: str | None, opponent: Opponent, kwargs: dict[str, Any], term: Terminal
+    env_id: str,
+    seed: int | None,
+    agent: str | None,
+    opponent: Opponent,
+    kwargs: dict[str, Any],
+    term: Terminal,
 ) -> dict[str, float]:
     env = make(env_id, kind="aec", **kwargs)
     try:
@@ -163,7 +170,12 @@ def _play_aec(
 
 
 def _play_parallel(
-    env_id: str, seed: int | None, agent: str | None, opponent: Opponent, kwargs: dict[str, Any], term: Terminal
+    env_id: str,
+    seed: int | None,
+    agent: str | None,
+    opponent: Opponent,
+    kwargs: dict[str, Any],
+    term: Terminal,
 ) -> dict[str, float]:
     env = make(env_id, kind="parallel", **kwargs)
     try:

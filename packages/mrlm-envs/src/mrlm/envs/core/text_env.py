@@ -12,7 +12,7 @@ import abc
 import copy
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any
 
 import gymnasium
 import numpy as np
@@ -62,7 +62,7 @@ class TextEnv(gymnasium.Env[str, str], abc.ABC):
         max_action_length: bound of the action space, in characters; longer replies are refused.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": list(RENDER_MODES), "render_fps": 1}
+    metadata = {"render_modes": list(RENDER_MODES), "render_fps": 1}  # noqa: RUF012 (Gymnasium's contract)
 
     def __init__(
         self,
@@ -78,8 +78,8 @@ class TextEnv(gymnasium.Env[str, str], abc.ABC):
             raise ValueError(f"render_mode must be one of {RENDER_MODES} or None, got {render_mode!r}")
         self.max_turns = max_turns
         self.render_mode = render_mode
-        self.observation_space = TextSpace(max_observation_length)
-        self.action_space = TextSpace(max_action_length)
+        self.observation_space: TextSpace = TextSpace(max_observation_length)
+        self.action_space: TextSpace = TextSpace(max_action_length)
         self._turn = 0
         self._started = False
         self._finished = False
@@ -137,7 +137,7 @@ class TextEnv(gymnasium.Env[str, str], abc.ABC):
         self._render_human(entries=2)
         return feedback.observation, float(feedback.reward), terminated, False, info
 
-    def render(self) -> str | None:  # type: ignore[override]
+    def render(self) -> str | None:
         """The transcript in ``"ansi"`` mode; printed in ``"human"`` mode (which returns None)."""
         if self.render_mode == "ansi":
             return self._transcript_text()

@@ -11,8 +11,7 @@ from mrlm.envs.math.answers import answers_match, extract_answer
 from mrlm.envs.math.tasks import LEVELS, MathTask, generate_task
 
 SYSTEM_PROMPT = (
-    "You are a careful mathematician. Think step by step, then give the final answer "
-    "as \\boxed{answer}."
+    "You are a careful mathematician. Think step by step, then give the final answer as \\boxed{answer}."
 )
 
 

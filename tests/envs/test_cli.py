@@ -1,0 +1,113 @@
+"""``mrlm-envs list`` and ``mrlm-envs play``, driven the way a person would drive them."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+
+import pytest
+
+from mrlm.envs.cli import main
+from mrlm.envs.play import Terminal, play
+
+
+def test_list_table_and_json(capsys: pytest.CaptureFixture[str]) -> None:
+    main(["list"])
+    table = capsys.readouterr().out
+    assert table.splitlines()[0].split() == ["id", "kinds", "description"]
+    assert any(line.startswith("mrlm/Math-v0") and "gymnasium" in line for line in table.splitlines())
+    main(["list", "--json"])
+    rows = json.loads(capsys.readouterr().out)
+    math_row = next(row for row in rows if row["id"] == "mrlm/Math-v0")
+    assert math_row["kinds"] == ["gymnasium"] and math_row["description"]
+
+
+def _terminal(typed: str) -> tuple[Terminal, io.StringIO]:
+    out = io.StringIO()
+    return Terminal(stdin=io.StringIO(typed), stdout=out), out
+
+
+def test_play_single_agent_shows_task_reward_and_end() -> None:
+    import mrlm.envs
+
+    env = mrlm.envs.make("mrlm/Math-v0", level=1)
+    env.reset(seed=2)
+    answer = env.unwrapped.task.answer
+    terminal, out = _terminal(f"my guess\n\\boxed{{-1000}}\n.\nthen\n\\boxed{{{answer}}}\n.\n")
+    totals = play("mrlm/Math-v0", seed=2, env_kwargs={"level": 1, "max_turns": 2}, terminal=terminal)
+    text = out.getvalue()
+    assert totals == {"": 1.0}
+    assert "[system]" in text and env.unwrapped.task.question in text
+    assert "That answer is not correct" in text and "reward: 0" in text
+    assert "Correct." in text and "reward: 1" in text
+    assert "Episode over (terminated). Total reward: 1" in text
+
+
+def test_play_stops_on_quit_and_on_end_of_input() -> None:
+    terminal, out = _terminal("/quit\n")
+    assert play("mrlm/Math-v0", seed=0, terminal=terminal) == {}
+    assert "Stopped." in out.getvalue()
+    terminal, out = _terminal("")
+    assert play("mrlm/Math-v0", seed=0, terminal=terminal) == {}
+
+
+def test_play_multi_agent_asks_for_a_seat_and_plays_the_others() -> None:
+    # AEC game: the person picks player_1 after a wrong choice; the other seat types random text.
+    terminal, out = _terminal("nobody\nplayer_1\n" + "pear\n.\n" * 3)
+    totals = play("mrlm-test/GuessWord-v0", seed=0, env_kwargs={"rounds": 3}, terminal=terminal)
+    text = out.getvalue()
+    assert "Which agent do you play? [player_0/player_1]" in text
+    assert "Please type one of: player_0, player_1" in text
+    assert text.count("Your reply as player_1") == 3
+    assert "[player_0] (random)" in text
+    assert set(totals) == {"player_0", "player_1"}
+
+
+def test_play_parallel_with_a_human_opponent() -> None:
+    import mrlm.envs
+
+    env = mrlm.envs.make("mrlm-test/GuessNumber-v0")
+    env.reset(seed=1)
+    secret = env.secret
+    typed = f"{secret}\n.\n{(secret + 40) % 100}\n.\n"
+    terminal, out = _terminal(typed)
+    totals = play(
+        "mrlm-test/GuessNumber-v0",
+        seed=1,
+        agent="player_0",
+        opponent="human",
+        env_kwargs={"rounds": 1},
+        terminal=terminal,
+    )
+    assert totals == {"player_0": 1.0, "player_1": 0.0}
+    assert "Reply for player_1" in out.getvalue()
+
+
+def test_play_unknown_seat_is_a_clear_error() -> None:
+    terminal, _ = _terminal("")
+    with pytest.raises(ValueError, match="no agent 'ghost'"):
+        play("mrlm-test/GuessNumber-v0", agent="ghost", terminal=terminal)
+
+
+def test_cli_errors_exit_with_a_message() -> None:
+    with pytest.raises(SystemExit, match="unknown env id 'mrlm/Nope-v0'"):
+        main(["play", "mrlm/Nope-v0"])
+    with pytest.raises(SystemExit, match="not valid JSON"):
+        main(["play", "mrlm/Math-v0", "--kwargs", "{level: 1"])
+    with pytest.raises(SystemExit, match="has no keyword argument 'levl'"):
+        main(["play", "mrlm/Math-v0", "--kwargs", '{"levl": 1}'])
+
+
+def test_console_script_plays_through_a_pipe() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "mrlm.envs.cli", "play", "mrlm/Math-v0", "--seed", "0"],
+        input="\\boxed{0}\n.\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "Episode over (terminated)" in result.stdout
