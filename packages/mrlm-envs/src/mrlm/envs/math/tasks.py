@@ -69,14 +69,11 @@ def _level3(rng: np.random.Generator) -> MathTask:
 
 
 def _level4(rng: np.random.Generator) -> MathTask:
-    x = Fraction(_int(rng, 1, 9), _int(rng, 2, 9))
-    y = Fraction(_int(rng, 1, 9), _int(rng, 2, 9))
+    # Proper fractions, written as drawn (not reduced), so the question never shows "4/1".
+    (p, q), (r, t) = ((_int(rng, 1, d - 1), d) for d in (_int(rng, 2, 9), _int(rng, 2, 9)))
     sign = "+" if rng.random() < 0.5 else "-"
-    value = x + y if sign == "+" else x - y
-    question = (
-        f"What is {x.numerator}/{x.denominator} {sign} {y.numerator}/{y.denominator}? "
-        "Give the answer as a reduced fraction or an integer."
-    )
+    value = Fraction(p, q) + Fraction(r, t) if sign == "+" else Fraction(p, q) - Fraction(r, t)
+    question = f"What is {p}/{q} {sign} {r}/{t}? Give the answer as a reduced fraction or an integer."
     return MathTask(question, format_answer(value), "fractions", 4)
 
 
