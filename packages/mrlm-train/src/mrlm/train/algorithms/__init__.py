@@ -1,0 +1,14 @@
+"""Training algorithms shipped with mrlm-train.
+
+``ALGORITHMS`` maps each algorithm's command-line name to a one-line description. It lists only
+algorithms whose code exists in this package; an algorithm module adds its entry when it lands.
+"""
+
+from __future__ import annotations
+
+ALGORITHMS: dict[str, str] = {}
+
+
+def available_algorithms() -> tuple[str, ...]:
+    """Names of the algorithms that exist, sorted."""
+    return tuple(sorted(ALGORITHMS))

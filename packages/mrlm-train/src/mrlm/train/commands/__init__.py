@@ -1,0 +1,32 @@
+"""Subcommands of the ``mrlm-train`` command line.
+
+A subcommand is an arguments dataclass (its docstring is the help text, its field docstrings
+document the flags) plus a function that runs it and returns an exit status. Adding one means
+writing a module with those two and listing a ``Command`` for it in ``COMMANDS``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from mrlm.train.commands.info import InfoArgs, run_info
+from mrlm.train.commands.tiny_model import TinyModelArgs, run_tiny_model
+
+ArgsT = TypeVar("ArgsT")
+
+
+@dataclass(frozen=True)
+class Command(Generic[ArgsT]):
+    """One subcommand: its name on the command line, its arguments type and its runner."""
+
+    name: str
+    args: type[ArgsT]
+    run: Callable[[ArgsT], int]
+
+
+COMMANDS: tuple[Command[Any], ...] = (
+    Command("info", InfoArgs, run_info),
+    Command("tiny-model", TinyModelArgs, run_tiny_model),
+)

@@ -1,0 +1,54 @@
+"""``mrlm-train tiny-model``: build the tiny model and tokenizer and save them to a directory."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+
+@dataclass(frozen=True)
+class TinyModelArgs:
+    """Build a tiny randomly initialised causal LM with a locally trained tokenizer and save both.
+
+    The directory loads with AutoModelForCausalLM.from_pretrained and AutoTokenizer.from_pretrained.
+    """
+
+    output: Path
+    """Directory to write; created if missing."""
+    arch: Literal["qwen2", "llama"] = "qwen2"
+    """Model architecture."""
+    hidden_size: int = 64
+    num_layers: int = 2
+    num_heads: int = 4
+    num_kv_heads: int = 2
+    intermediate_size: int | None = None
+    """MLP width; defaults to 4 * hidden_size."""
+    max_position_embeddings: int = 512
+    vocab_size: int = 512
+    """Tokenizer vocabulary size, including the 256 byte tokens and 3 special tokens."""
+    seed: int = 0
+    """Seed of the weight initialisation."""
+
+
+def run_tiny_model(args: TinyModelArgs) -> int:
+    """Build, save, and print the parameter count and the output directory."""
+    # Imported on use so that `mrlm-train --help` does not pay for torch and transformers.
+    from mrlm.train.tiny import build_tiny_model, build_tiny_tokenizer, count_parameters, save_tiny
+
+    tokenizer = build_tiny_tokenizer(vocab_size=args.vocab_size)
+    model = build_tiny_model(
+        tokenizer,
+        arch=args.arch,
+        hidden_size=args.hidden_size,
+        num_layers=args.num_layers,
+        num_heads=args.num_heads,
+        num_kv_heads=args.num_kv_heads,
+        intermediate_size=args.intermediate_size,
+        max_position_embeddings=args.max_position_embeddings,
+        seed=args.seed,
+    )
+    path = save_tiny(args.output, model, tokenizer)
+    print(f"tiny {args.arch} model: {count_parameters(model):,} parameters, vocab {len(tokenizer)}")
+    print(f"saved to {path}")
+    return 0

@@ -1,0 +1,36 @@
+"""Benchmark scripts run and print one JSON object (their numbers are read by people, not asserted)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+
+#: Arguments that make each benchmark a quick smoke run.
+SMOKE_ARGS: dict[str, list[str]] = {
+    "env_throughput.py": ["--episodes", "50"],
+}
+
+
+def test_every_benchmark_has_smoke_arguments() -> None:
+    assert sorted(SMOKE_ARGS) == sorted(p.name for p in BENCHMARKS.glob("*.py"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(SMOKE_ARGS))
+def test_benchmark_prints_json(name: str) -> None:
+    result = subprocess.run(
+        [sys.executable, str(BENCHMARKS / name), *SMOKE_ARGS[name]],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    report = json.loads(result.stdout)
+    assert isinstance(report, dict) and report
