@@ -49,8 +49,8 @@ class Outcome:
     infos: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
 
-class _TextAgents:
-    """Spaces, validation and transcript shared by both APIs."""
+class _TextAgents(abc.ABC):
+    """Spaces, validation, transcript and the game hooks shared by both APIs."""
 
     metadata: ClassVar[dict[str, Any]]
     possible_agents: list[str]
@@ -85,6 +85,14 @@ class _TextAgents:
         self._max_action_length = max_action_length
         self._transcript: list[tuple[str, str]] = []
         self._np_random: np.random.Generator | None = None
+
+    @abc.abstractmethod
+    def _start(self, rng: np.random.Generator, options: dict[str, Any]) -> Mapping[str, Mapping[str, Any]]:
+        """Set up a new game with ``rng``; return the reset info of each agent (may be empty)."""
+
+    @abc.abstractmethod
+    def _observe(self, agent: str) -> str:
+        """The text ``agent`` sees now."""
 
     def observation_space(self, agent: str) -> spaces.Space[Any]:
         return self.observation_spaces[agent]
@@ -123,7 +131,8 @@ class _TextAgents:
         return None
 
     def close(self) -> None:
-        """Release resources; the base holds none."""
+        """Release resources; the base holds none. PettingZoo requires it wherever render() exists."""
+        return None
 
     def _record(self, speaker: str, text: str) -> None:
         self._transcript.append((speaker, text))
@@ -170,14 +179,6 @@ class TextAECEnv(_TextAgents, AECEnv[str, TextObservation, str], abc.ABC):
         self._moves = 0
 
     # What a subclass writes -----------------------------------------------------------------------
-
-    @abc.abstractmethod
-    def _start(self, rng: np.random.Generator, options: dict[str, Any]) -> Mapping[str, Mapping[str, Any]]:
-        """Set up a new game with ``rng``; return the reset info of each agent (may be empty)."""
-
-    @abc.abstractmethod
-    def _observe(self, agent: str) -> str:
-        """The text ``agent`` sees now."""
 
     @abc.abstractmethod
     def _act(self, agent: str, action: str) -> Outcome:
@@ -269,14 +270,6 @@ class TextParallelEnv(_TextAgents, ParallelEnv[str, TextObservation, str], abc.A
         self._steps = 0
 
     # What a subclass writes -----------------------------------------------------------------------
-
-    @abc.abstractmethod
-    def _start(self, rng: np.random.Generator, options: dict[str, Any]) -> Mapping[str, Mapping[str, Any]]:
-        """Set up a new game with ``rng``; return the reset info of each agent (may be empty)."""
-
-    @abc.abstractmethod
-    def _observe(self, agent: str) -> str:
-        """The text ``agent`` sees now."""
 
     @abc.abstractmethod
     def _act(self, actions: Mapping[str, str]) -> Outcome:
