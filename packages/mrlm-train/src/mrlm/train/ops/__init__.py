@@ -1,0 +1,5 @@
+"""Pure tensor functions shared by the algorithms: advantages, policy losses, KL estimators.
+
+Shapes are written ``[B]`` (one value per sequence) and ``[B, T]`` (one per token); ``mask`` is 1 on
+the model's own tokens and 0 elsewhere (prompt, environment text, padding).
+"""
