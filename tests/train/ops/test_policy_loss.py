@@ -76,17 +76,19 @@ def test_micro_batches_sum_to_the_full_batch(how: str) -> None:
     mask = (torch.rand(6, 5, generator=generator) > 0.3).float()
     mask[:, 0] = 1.0
     full = aggregate(token_loss, mask, how, max_length=5)  # type: ignore[arg-type]
-    parts = sum(
-        aggregate(
-            token_loss[i : i + 2],
-            mask[i : i + 2],
-            how,  # type: ignore[arg-type]
-            num_sequences=6,
-            num_tokens=float(mask.sum()),
-            max_length=5,
-        )
-        for i in (0, 2, 4)
-    )
+    parts = torch.stack(
+        [
+            aggregate(
+                token_loss[i : i + 2],
+                mask[i : i + 2],
+                how,  # type: ignore[arg-type]
+                num_sequences=6,
+                num_tokens=float(mask.sum()),
+                max_length=5,
+            )
+            for i in (0, 2, 4)
+        ]
+    ).sum()
     assert float(parts) == pytest.approx(float(full), rel=1e-6)
 
 

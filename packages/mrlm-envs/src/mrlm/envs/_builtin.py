@@ -10,6 +10,16 @@ from mrlm.envs.registry import register_env
 def register_builtin_envs() -> None:
     register_env(
         "mrlm/Math-v0",
-        description="Arithmetic and algebra questions answered in free text; exact answer checking.",
+        description="Arithmetic, algebra and word problems answered in free text; verified answers.",
         gymnasium_entry_point="mrlm.envs.math.env:MathEnv",
+    )
+    register_env(
+        "mrlm/Code-v0",
+        description="Write Python that passes hidden tests, run in the sandbox; optional debugging turns.",
+        gymnasium_entry_point="mrlm.envs.code.env:CodeEnv",
+    )
+    register_env(
+        "mrlm/ToolUse-v0",
+        description="Answer questions by calling tools (calculator, search, Python, files).",
+        gymnasium_entry_point="mrlm.envs.tools.env:ToolUseEnv",
     )
