@@ -21,9 +21,10 @@ def test_parallel_base_passes_api_and_seed_tests() -> None:
 
 
 def test_max_cycles_truncates_both_apis() -> None:
+    # Random actions can name the secret; only max_cycles may end these episodes.
     module = as_module(
-        lambda **kw: parallel_to_aec(GuessNumberParallel(rounds=100, **kw)),
-        lambda **kw: GuessNumberParallel(rounds=100, **kw),
+        lambda **kw: parallel_to_aec(GuessNumberParallel(rounds=100, stop_on_exact=False, **kw)),
+        lambda **kw: GuessNumberParallel(rounds=100, stop_on_exact=False, **kw),
     )
     max_cycles_test(module)
 

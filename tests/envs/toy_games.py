@@ -3,7 +3,7 @@
 ``GuessWordAEC``: agents take turns guessing a secret word drawn from the seed; a right guess wins +1
 (the others -1) and ends the game, which otherwise ends after ``rounds`` rounds with 0 for all.
 ``GuessNumberParallel``: every agent names a number each step; the closest to the secret scores +1,
-and the game ends after ``rounds`` steps.
+and the game ends after ``rounds`` steps (or at an exact guess, unless ``stop_on_exact=False``).
 """
 
 from __future__ import annotations
@@ -77,6 +77,7 @@ class GuessNumberParallel(TextParallelEnv):
         *,
         rounds: int = 6,
         num_agents: int = 2,
+        stop_on_exact: bool = True,
         max_cycles: int | None = None,
         render_mode: str | None = None,
     ) -> None:
@@ -84,6 +85,7 @@ class GuessNumberParallel(TextParallelEnv):
             [f"player_{i}" for i in range(num_agents)], max_cycles=max_cycles, render_mode=render_mode
         )
         self.rounds = rounds
+        self.stop_on_exact = stop_on_exact
         self.secret = 0
         self.step_count = 0
         self.feedback: dict[str, str] = {}
@@ -107,7 +109,11 @@ class GuessNumberParallel(TextParallelEnv):
         best = min(distances.values())
         rewards = {agent: (1.0 if d == best else 0.0) for agent, d in distances.items()}
         infos = {agent: {"distance": d, "exact": d == 0} for agent, d in distances.items()}
-        return Outcome(rewards=rewards, done=self.step_count >= self.rounds or best == 0, infos=infos)
+        return Outcome(
+            rewards=rewards,
+            done=self.step_count >= self.rounds or (self.stop_on_exact and best == 0),
+            infos=infos,
+        )
 
 
 def aec_env(**kwargs: Any) -> GuessWordAEC:

@@ -1,116 +1,98 @@
-"""Pull a final answer out of free-form model text and compare it with the gold answer exactly.
+"""Find the final answer in free-form model text.
 
-Numbers are compared as exact rationals (``fractions.Fraction``): ``1/2``, ``0.5`` and
-``\\frac{1}{2}`` are the same answer, ``1,000`` is 1000, and no float rounding can make a wrong answer
-pass.
+Work is bounded whatever the reply: only the last :data:`ANSWER_WINDOW` characters are examined (a final
+answer is stated at the end of a reply, and a reply may be as long as the action space allows), at most
+:data:`MAX_BOXED_TRIES` ``\\boxed{`` openings are scanned, and every pattern is linear in the window.
 """
 
 from __future__ import annotations
 
 import re
-from fractions import Fraction
+from dataclasses import dataclass
+from typing import Literal
 
-_BOXED = re.compile(r"\\boxed\s*\{")
-_HASHES = re.compile(r"####\s*([^\n]+)")
-_ANSWER_IS = re.compile(r"answer\s*(?:is|:|=)\s*:?\s*([^\n]+)", re.IGNORECASE)
-_NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?(?:\s*/\s*-?\d+)?|-?\.\d+")
-_FRAC = re.compile(r"^\\[dt]?frac\s*\{\s*(-?[\d.]+)\s*\}\s*\{\s*(-?[\d.]+)\s*\}$")
-_GROUPED_INT = re.compile(r"^-?\d{1,3}(?:,\d{3})+$")
+#: Characters at the end of a reply that extraction examines.
+ANSWER_WINDOW = 8_000
+
+#: ``\boxed{`` openings tried, from the last one back, before giving up on unbalanced braces.
+MAX_BOXED_TRIES = 16
+
+AnswerSource = Literal["boxed", "hashes", "answer_is", "last_number"]
+
+_BOXED = re.compile(r"\\(?:boxed|fbox)\s*\{")
+_BRACE = re.compile(r"[{}]")
+_HASHES = re.compile(r"####[ \t]*([^\n]*)")
+_ANSWER_IS = re.compile(r"answer\s*(?:is|:|=)[\s:*]*([^\n]*)", re.IGNORECASE)
+_LAST_NUMBER = re.compile(r"-?(?:[0-9][0-9,]*(?:\.[0-9]+)?|\.[0-9]+)(?:\s*/\s*-?[0-9]+)?")
 
 
-def extract_answer(text: str) -> str | None:
-    """The final answer stated in ``text``, or None.
+@dataclass(frozen=True)
+class Extraction:
+    """The final answer found in a reply.
 
-    Looks, in order of preference, at the last ``\\boxed{...}``, the last ``#### ...`` line, the last
-    "the answer is ..." phrase, then the last number anywhere.
+    Attributes:
+        answer: the answer text (stripped of ``$`` delimiters and a final period), or None.
+        source: where it was found: the last ``\\boxed{}``, a ``#### ...`` line, an "answer is ..."
+            phrase, or the last number of the reply; None when nothing was found.
     """
-    boxed = _last_boxed(text)
+
+    answer: str | None
+    source: AnswerSource | None
+
+
+def extract(text: str, *, window: int | None = ANSWER_WINDOW) -> Extraction:
+    """The final answer stated in ``text``.
+
+    Looks, in order of preference, at the last ``\\boxed{...}`` (nested braces allowed; ``\\fbox``
+    too), the last ``#### ...`` line, the last "answer is ..." / "answer: ..." phrase, then the last
+    number. Only the last ``window`` characters are examined (all of them when ``window`` is None).
+    """
+    if window is not None and len(text) > window:
+        text = text[-window:]
+    boxed = last_boxed(text)
     if boxed is not None:
-        return boxed.strip()
-    for pattern in (_HASHES, _ANSWER_IS):
-        matches = pattern.findall(text)
-        if matches:
-            return str(matches[-1]).strip().rstrip(".").strip()
-    numbers = _NUMBER.findall(text)
-    return numbers[-1].strip() if numbers else None
+        found = _found(boxed, "boxed")
+        if found.answer is not None:
+            return found
+    for pattern, source in ((_HASHES, "hashes"), (_ANSWER_IS, "answer_is")):
+        last = None
+        for last in pattern.finditer(text):  # noqa: B007 (only the last match counts)
+            pass
+        if last is not None:
+            found = _found(last.group(1), source)  # type: ignore[arg-type]
+            if found.answer is not None:
+                return found
+    number = None
+    for number in _LAST_NUMBER.finditer(text):  # noqa: B007
+        pass
+    if number is not None:
+        return _found(number.group(0).rstrip(","), "last_number")
+    return Extraction(None, None)
 
 
-def _last_boxed(text: str) -> str | None:
-    starts = [m.end() for m in _BOXED.finditer(text)]
-    if not starts:
-        return None
-    depth, start = 1, starts[-1]
-    for i in range(start, len(text)):
-        if text[i] == "{":
-            depth += 1
-        elif text[i] == "}":
-            depth -= 1
+def extract_answer(text: str, *, window: int | None = ANSWER_WINDOW) -> str | None:
+    """The answer text of :func:`extract`, or None."""
+    return extract(text, window=window).answer
+
+
+def last_boxed(text: str, *, max_tries: int = MAX_BOXED_TRIES) -> str | None:
+    """The content of the last ``\\boxed{...}`` whose braces balance, or None.
+
+    Openings are tried from the last one back, at most ``max_tries`` of them, so a reply ending in an
+    unclosed ``\\boxed{`` still yields an earlier complete one while ``\\boxed{`` spam stays cheap.
+    """
+    starts = [match.end() for match in _BOXED.finditer(text)]
+    for start in reversed(starts[-max_tries:]):
+        depth = 1
+        for brace in _BRACE.finditer(text, start):
+            depth += 1 if brace.group() == "{" else -1
             if depth == 0:
-                return text[start:i]
-    return None  # unbalanced: no usable answer
+                return text[start : brace.start()]
+    return None
 
 
-def parse_number(text: str) -> Fraction | None:
-    """``text`` as an exact rational, or None when it is not a plain number.
-
-    Accepts integers (with ``,`` thousands groups), decimals, ``a/b``, ``\\frac{a}{b}``, a leading ``$``,
-    surrounding ``$...$`` math delimiters and a trailing unit word (``12 apples``).
-    """
-    cleaned = text.strip().strip("$").strip()
-    cleaned = re.sub(r"\\(?:text|mathrm)\{[^}]*\}", "", cleaned).strip()
-    frac = _FRAC.match(cleaned)
-    if frac:
-        numerator, denominator = (_to_fraction(part) for part in frac.groups())
-        if numerator is None or denominator in (None, 0):
-            return None
-        assert denominator is not None
-        return numerator / denominator
-    match = _NUMBER.match(cleaned)
-    if match is None:
-        return None
-    rest = cleaned[match.end() :]
-    # A unit word must stand apart ("12 apples"); "2x" or "3 + 4" is an expression, not a number.
-    if rest and not re.fullmatch(r"%?\.?|\s+[A-Za-z][A-Za-z ]*\.?", rest):
-        return None
-    rest = rest.strip()
-    token = match.group(0).replace(" ", "")
-    if "/" in token:
-        top, bottom = token.split("/")
-        numerator, denominator = _to_fraction(top), _to_fraction(bottom)
-        if numerator is None or denominator in (None, 0):
-            return None
-        assert denominator is not None
-        value = numerator / denominator
-    else:
-        parsed = _to_fraction(token)
-        if parsed is None:
-            return None
-        value = parsed
-    if rest.startswith("%"):
-        value /= 100
-    return value
-
-
-def _to_fraction(token: str) -> Fraction | None:
-    if "," in token:
-        if not _GROUPED_INT.match(token):
-            return None  # "1,5" is ambiguous; refuse rather than guess
-        token = token.replace(",", "")
-    try:
-        return Fraction(token)
-    except (ValueError, ZeroDivisionError):
-        return None
-
-
-def answers_match(predicted: str | None, gold: str) -> bool:
-    """True when ``predicted`` states the same value as ``gold``.
-
-    Numbers compare as exact rationals; anything else compares as text with spaces removed.
-    """
-    if predicted is None:
-        return False
-    gold_value = parse_number(gold)
-    if gold_value is not None:
-        return parse_number(predicted) == gold_value
-    squash = re.compile(r"\s+")
-    return squash.sub("", predicted) == squash.sub("", gold)
+def _found(raw: str, source: AnswerSource) -> Extraction:
+    answer = raw.strip().strip("*").strip().rstrip(".").strip()
+    if answer.startswith("$") and answer.endswith("$"):
+        answer = answer.strip("$").strip().rstrip(".").strip()
+    return Extraction(answer or None, source if answer else None)

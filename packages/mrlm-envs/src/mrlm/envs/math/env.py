@@ -1,46 +1,72 @@
-"""``mrlm/Math-v0``: answer arithmetic and algebra questions in free text."""
+"""``mrlm/Math-v0``: answer arithmetic, algebra and word problems in free text."""
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
 
 from mrlm.envs.core.text_env import Feedback, TextEnv
-from mrlm.envs.math.answers import answers_match, extract_answer
-from mrlm.envs.math.tasks import LEVELS, MathTask, generate_task
+from mrlm.envs.math.answers import ANSWER_WINDOW, extract
+from mrlm.envs.math.generator import draw_task, resolve_topics
+from mrlm.envs.math.records import load_records
+from mrlm.envs.math.tasks import LEVELS, MathTask
+from mrlm.envs.math.verify import DEFAULT_VERIFY_TIMEOUT, check_answer
 
 SYSTEM_PROMPT = (
     "You are a careful mathematician. Think step by step, then give the final answer as \\boxed{answer}."
 )
+
+CORRECT = "Correct."
+RETRY = "That answer is not correct. Check your work and try again."
+RETRY_SLOW = "That answer could not be checked in time. Write it in a simpler form and try again."
+RETRY_MISSING = "No final answer found. End your reply with \\boxed{answer}."
+FINAL_WRONG = "That answer is not correct. No attempts left."
+FINAL_MISSING = "No final answer found. No attempts left."
 
 
 class MathEnv(TextEnv):
     """Math reasoning: the agent reads a question and replies with worked text ending in an answer.
 
     ## Description
-    Each episode draws one task from a seeded generator (difficulty levels 1-5: addition and
-    subtraction, multiplication and exact division, order of operations, fractions, linear equations).
-    The reply may contain any reasoning; the final answer is taken from the last ``\\boxed{}``, else a
-    ``#### n`` line, else "the answer is ...", else the last number. Answers are compared as exact
-    rationals, so ``1/2``, ``0.5`` and ``\\frac{1}{2}`` are equal.
+    Tasks come from a seeded generator or from dataset records. The generator has eight topics
+    (``integers``, ``decimals``, ``fractions``; ``linear_equation``, ``linear_system``, ``inequality``;
+    ``word_problem`` with shopping, travel, sharing, ages and discount stories; ``multi_step``) at
+    difficulty levels 1-5; every task knows its exact answer (a number, a pair ``(x, y)`` or an
+    interval). Records are GSM8K (``question``/``answer`` with ``#### n``) or MATH (``problem``/
+    ``solution`` with a final ``\\boxed{}``) dicts, from a list, a JSONL file or a ``datasets.Dataset``.
+
+    The final answer of a reply is the last ``\\boxed{}``, else a ``#### ...`` line, else
+    "the answer is ...", else the last number; only the last ``answer_window`` characters are read.
+    Plain values (numbers, pairs, intervals) are compared exactly (``1/2 == 0.5 == \\frac12``,
+    ``1,000 == 1000``, ``x < 3 == (-\\infty, 3)``); anything else is checked symbolically by math-verify in
+    a worker process with a ``verify_timeout`` deadline, which also holds when ``step`` runs outside the
+    main thread. Garbage replies never raise; they score 0.
 
     ## Action Space
-    ``TextSpace``: any ``str`` (the model's reply), at most ``max_action_length`` characters.
+    ``TextSpace``: any ``str`` (the model's reply), at most ``max_action_length`` (65,536) characters.
 
     ## Observation Space
-    ``TextSpace``: on reset, the question; after a reply, feedback (``"Correct."``, or in multi-turn mode
-    a message that the answer is wrong, which never reveals the answer).
+    ``TextSpace``: on reset, the question; after a reply, feedback: ``"Correct."``, or a message that
+    the answer is wrong, missing or too slow to check. Feedback never reveals the gold answer.
 
     ## Rewards
-    ``correct_reward`` (1.0) for a correct answer, 0.0 otherwise, plus ``format_reward`` (0.0 by
-    default) when the reply states its answer in ``\\boxed{}``. ``info`` carries ``correct``,
-    ``extracted_answer``, ``reward_correct`` and ``reward_format``.
+    ``correct_reward`` (1.0) for a correct answer, else 0.0, plus ``format_reward`` (0.0) when the final
+    answer was given in ``\\boxed{}`` (right or wrong). ``info`` carries ``reward_correct``,
+    ``reward_format``, ``correct``, ``extracted_answer``, ``answer_source`` (``"boxed"``, ``"hashes"``,
+    ``"answer_is"``, ``"last_number"`` or None), ``verify_method`` (``"exact"``, ``"text"``,
+    ``"math_verify"``, ``"none"``, ``"too_long"``), ``verify_timeout`` and ``verify_error``.
 
     ## Starting State
-    ``reset(seed=s)`` draws the task from ``s``: the same seed always gives the same task.
-    ``info["system_prompt"]`` holds a system prompt, ``info["level"]`` and ``info["topic"]`` describe
-    the task.
+    Generated tasks: ``reset(seed=s)`` draws the level (when ``level`` is None), the topic and the task
+    from ``s``; the same seed always gives the same task. ``options={"level": l, "topic": t}`` fixes
+    either for one episode. Records: ``reset(seed=s)`` serves record ``s % len(records)``, so seeds
+    ``0 .. n-1`` visit every record once; ``reset()`` without a seed draws a record uniformly (with
+    replacement) from the env's seeded random stream; ``options={"index": i}`` serves record ``i``.
+    ``info`` holds ``system_prompt``, ``level`` (None when a record has none), ``topic``, ``subtopic``,
+    ``source`` (``"generated"``, ``"gsm8k"`` or ``"math"``) and ``index`` (the record's, else None).
 
     ## Episode End
     - Termination: a correct answer, or ``max_turns`` replies given.
@@ -49,64 +75,146 @@ class MathEnv(TextEnv):
     ## Arguments
     >>> import gymnasium
     >>> import mrlm.envs
-    >>> env = gymnasium.make("mrlm/Math-v0", level=1)
-    >>> observation, info = env.reset(seed=0)
+    >>> env = gymnasium.make("mrlm/Math-v0", level=1, topics="arithmetic", format_reward=0.1)
+    >>> question, info = env.reset(seed=0)
+    >>> question.startswith("What is"), info["level"], info["source"]
+    (True, 1, 'generated')
+    >>> _, reward, terminated, truncated, info = env.step(f"\\\\boxed{{{env.unwrapped.task.answer}}}")
+    >>> reward, terminated, truncated, info["correct"]
+    (1.1, True, False, True)
 
     | argument | default | meaning |
     |---|---|---|
     | ``level`` | ``None`` | difficulty 1-5; None draws a level uniformly per episode |
+    | ``topics`` | ``None`` | topic or group names (``"arithmetic"``, ``"algebra"``) to draw from; None for all |
+    | ``records`` | ``None`` | GSM8K/MATH records (list, JSONL path or ``Dataset``) instead of the generator |
     | ``max_turns`` | 1 | replies allowed; after a wrong one the agent may try again |
     | ``correct_reward`` | 1.0 | reward for a correct answer |
-    | ``format_reward`` | 0.0 | extra reward when the answer is given in ``\\boxed{}`` |
+    | ``format_reward`` | 0.0 | extra reward when the final answer is in ``\\boxed{}`` |
+    | ``percent_as_fraction`` | ``False`` | True: ``50%`` means 0.5; False: ``%`` is a unit, ``50% == 50`` |
+    | ``verify_timeout`` | 5.0 | seconds a symbolic check may take; a timeout counts as wrong |
+    | ``answer_window`` | 8000 | characters at the end of a reply searched for the final answer |
     | ``render_mode`` | ``None`` | ``"ansi"`` returns the transcript, ``"human"`` prints it |
 
     ## Version History
-    - v0: first version.
+    - v0: generator with eight topics and five levels; GSM8K and MATH records; exact checking of
+      plain values and time-bounded math-verify for the rest; format reward; multi-turn feedback.
     """
 
     def __init__(
         self,
         *,
         level: int | None = None,
+        topics: str | Iterable[str] | None = None,
+        records: str | os.PathLike[str] | Iterable[Mapping[str, Any]] | None = None,
         max_turns: int = 1,
         correct_reward: float = 1.0,
         format_reward: float = 0.0,
+        percent_as_fraction: bool = False,
+        verify_timeout: float = DEFAULT_VERIFY_TIMEOUT,
+        answer_window: int = ANSWER_WINDOW,
         render_mode: str | None = None,
     ) -> None:
         super().__init__(max_turns=max_turns, render_mode=render_mode)
         if level is not None and level not in LEVELS:
             raise ValueError(f"level must be one of {LEVELS} or None, got {level!r}")
+        if not verify_timeout > 0:
+            raise ValueError(f"verify_timeout must be positive, got {verify_timeout!r}")
+        if not isinstance(answer_window, int) or answer_window < 1:
+            raise ValueError(f"answer_window must be a positive int, got {answer_window!r}")
         self.level = level
+        self.topics = resolve_topics(topics)
+        self.records: list[MathTask] | None = None
+        if records is not None:
+            if level is not None or topics is not None:
+                raise ValueError("level and topics select generated tasks; with records, leave them None")
+            self.records = load_records(records)
         self.correct_reward = float(correct_reward)
         self.format_reward = float(format_reward)
+        self.percent_as_fraction = bool(percent_as_fraction)
+        self.verify_timeout = float(verify_timeout)
+        self.answer_window = answer_window
         self.task: MathTask | None = None
+        self._reset_seed: int | None = None
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[str, dict[str, Any]]:
+        self._reset_seed = seed  # records map a given seed to an index directly
+        return super().reset(seed=seed, options=options)
 
     def _start(self, rng: np.random.Generator, options: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-        level = self.level if self.level is not None else int(rng.choice(LEVELS))
-        self.task = generate_task(rng, level)
-        info = {"system_prompt": SYSTEM_PROMPT, "level": self.task.level, "topic": self.task.topic}
-        return self.task.question, info
+        self.task = self._record(rng, options) if self.records is not None else self._generate(rng, options)
+        task = self.task
+        info = {
+            "system_prompt": SYSTEM_PROMPT,
+            "level": task.level,
+            "topic": task.topic,
+            "subtopic": task.subtopic,
+            "source": task.source,
+            "index": task.index,
+        }
+        return task.question, info
+
+    def _generate(self, rng: np.random.Generator, options: dict[str, Any]) -> MathTask:
+        if options:
+            _check_options(options, ("level", "topic"))
+        level = options.get("level", self.level)
+        if level is None:
+            level = LEVELS[int(rng.integers(len(LEVELS)))]
+        elif level not in LEVELS:
+            raise ValueError(f"options['level'] must be one of {LEVELS}, got {level!r}")
+        topics = resolve_topics(options["topic"]) if "topic" in options else self.topics
+        return draw_task(rng, level, topics)
+
+    def _record(self, rng: np.random.Generator, options: dict[str, Any]) -> MathTask:
+        assert self.records is not None
+        if options:
+            _check_options(options, ("index",))
+        count = len(self.records)
+        if "index" in options:
+            index = options["index"]
+            if not isinstance(index, (int, np.integer)) or isinstance(index, bool) or not 0 <= index < count:
+                raise ValueError(f"options['index'] must be an int in [0, {count}), got {index!r}")
+        elif self._reset_seed is not None:
+            index = self._reset_seed % count
+        else:
+            index = int(rng.integers(count))
+        return self.records[int(index)]
 
     def _respond(self, action: str) -> Feedback:
         assert self.task is not None
-        extracted = extract_answer(action)
-        correct = answers_match(extracted, self.task.answer)
-        reward_correct = self.correct_reward if correct else 0.0
-        reward_format = self.format_reward if "\\boxed{" in action else 0.0
+        found = extract(action, window=self.answer_window)
+        verdict = check_answer(
+            found.answer,
+            self.task.answer,
+            percent_as_fraction=self.percent_as_fraction,
+            timeout=self.verify_timeout,
+        )
+        reward_correct = self.correct_reward if verdict.correct else 0.0
+        reward_format = self.format_reward if found.source == "boxed" else 0.0
         info = {
-            "correct": correct,
-            "extracted_answer": extracted,
+            "correct": verdict.correct,
+            "extracted_answer": found.answer,
+            "answer_source": found.source,
             "reward_correct": reward_correct,
             "reward_format": reward_format,
+            "verify_method": verdict.method,
+            "verify_timeout": verdict.timed_out,
+            "verify_error": verdict.error,
         }
-        if correct:
-            observation = "Correct."
+        if verdict.correct:
+            observation = CORRECT
         elif self.turns_left > 0:
             observation = (
-                "That answer is not correct. Check your work and try again."
-                if extracted is not None
-                else "No final answer found. End your reply with \\boxed{answer}."
+                RETRY_MISSING if found.answer is None else RETRY_SLOW if verdict.timed_out else RETRY
             )
         else:
-            observation = "That answer is not correct. No attempts left."
-        return Feedback(observation, reward_correct + reward_format, done=correct, info=info)
+            observation = FINAL_MISSING if found.answer is None else FINAL_WRONG
+        return Feedback(observation, reward_correct + reward_format, done=verdict.correct, info=info)
+
+
+def _check_options(options: Mapping[str, Any], accepted: tuple[str, ...]) -> None:
+    unknown = sorted(set(options) - set(accepted))
+    if unknown:
+        raise ValueError(f"unknown reset option(s) {unknown}; this env accepts {list(accepted)}")
