@@ -1,0 +1,203 @@
+"""Loading the policy: a causal LM and its tokenizer, by Hub name, local path, or ``"tiny"``.
+
+``load_policy(ModelConfig(name_or_path=...))`` returns ``(model, tokenizer)``:
+
+* ``"tiny"`` builds the tiny local model of :mod:`mrlm.train.tiny` in memory (qwen2, hidden 64,
+  seed 0), with nothing read from disk or the network: the quickstart and the tests use it. To load a
+  saved tiny model (``mrlm-train tiny-model --output DIR``) give its directory; a local directory
+  literally named ``tiny`` is ``./tiny``.
+* a path that exists loads from disk; a name that looks like a path but does not exist raises
+  :class:`FileNotFoundError` naming it (a typo never turns into a Hub download attempt);
+* anything else is a Hub id (``org/name``); when it is neither cached nor reachable the error says
+  so (:class:`ModelNotFoundError`).
+
+The tokenizer always has a pad token (its eos when it had none, with a warning). Its padding side is
+left as loaded: generation pads on its own terms (see :mod:`mrlm.train.generation`).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import torch
+
+TINY = "tiny"
+
+Dtype = Literal["auto", "float32", "bfloat16", "float16"]
+
+_TORCH_DTYPES: dict[str, torch.dtype] = {
+    "float32": torch.float32,
+    "bfloat16": torch.bfloat16,
+    "float16": torch.float16,
+}
+
+
+class ModelNotFoundError(OSError):
+    """A model name that is neither a local directory nor available from the Hugging Face Hub."""
+
+
+@dataclass
+class ModelConfig:
+    """Which model to train and how to load it."""
+
+    name_or_path: str
+    """Hub id (org/name), local directory, or "tiny" for the built-in tiny test model."""
+    dtype: Dtype = "float32"
+    """Weights dtype; "auto" keeps the dtype the checkpoint was saved in."""
+    attn_implementation: str | None = None
+    """Attention kernel ("eager", "sdpa", "flash_attention_2", ...); None lets transformers choose."""
+    gradient_checkpointing: bool = False
+    """Recompute activations in the backward pass: less memory, about a third more compute."""
+    lora_r: int = 0
+    """LoRA rank; 0 trains all weights, > 0 trains LoRA adapters only (needs peft)."""
+    lora_alpha: int = 32
+    """LoRA scaling numerator: adapters are scaled by lora_alpha / lora_r."""
+    lora_dropout: float = 0.0
+    """Dropout on the LoRA adapters' input."""
+    lora_target_modules: tuple[str, ...] | None = None
+    """Module names to adapt (e.g. q_proj v_proj); None adapts every linear layer but the output head."""
+
+    def __post_init__(self) -> None:
+        if self.dtype not in ("auto", *_TORCH_DTYPES):
+            raise ValueError(f"dtype must be 'auto', 'float32', 'bfloat16' or 'float16', got {self.dtype!r}")
+        if self.lora_r < 0:
+            raise ValueError(f"lora_r must be >= 0 (0 = no LoRA), got {self.lora_r}")
+
+
+def load_policy(config: ModelConfig) -> tuple[Any, Any]:
+    """Load ``(model, tokenizer)`` as described in the module docstring.
+
+    The model comes back in eval mode (as ``from_pretrained`` returns it), on CPU, with gradient
+    checkpointing and LoRA applied as configured. Typed ``Any``: the model may be a peft wrapper.
+
+    Raises:
+        FileNotFoundError: a local-looking path that does not exist.
+        ModelNotFoundError: a Hub id that is not cached and cannot be downloaded.
+        ImportError: ``lora_r > 0`` without peft installed.
+    """
+    if config.name_or_path == TINY:
+        model, tokenizer = _build_tiny(config)
+    else:
+        source = _resolve(config.name_or_path)
+        tokenizer = _from_pretrained_tokenizer(source)
+        model = _from_pretrained_model(source, config)
+    _ensure_pad_token(tokenizer)
+    if config.gradient_checkpointing:
+        _enable_checkpointing(model)
+    if config.lora_r > 0:
+        model = _apply_lora(model, config)
+    return model, tokenizer
+
+
+def looks_local(name: str) -> bool:
+    """True when ``name`` can only be a filesystem path, never a Hub id.
+
+    Hub ids are ``name`` or ``org/name``. A name is local when it is absolute, starts with ``.`` or
+    ``~``, has more than two parts, or its parent directory exists here.
+    """
+    if name.startswith((".", "~", os.sep)) or os.path.isabs(name):
+        return True
+    path = Path(name)
+    return len(path.parts) > 2 or (len(path.parts) == 2 and path.parent.is_dir())
+
+
+def _resolve(name: str) -> str:
+    """The local directory for ``name`` if there is one, else ``name`` as a Hub id."""
+    path = Path(name).expanduser()
+    if path.exists():
+        return str(path)
+    if looks_local(name):
+        raise FileNotFoundError(f"model path {name!r} does not exist (resolved to {path.resolve()})")
+    return name
+
+
+def _from_pretrained_tokenizer(source: str) -> Any:
+    from transformers import AutoTokenizer
+
+    try:
+        return AutoTokenizer.from_pretrained(source)
+    except OSError as err:
+        raise _not_found(source, err) from err
+
+
+def _from_pretrained_model(source: str, config: ModelConfig) -> Any:
+    from transformers import AutoModelForCausalLM
+
+    kwargs: dict[str, Any] = {"dtype": "auto" if config.dtype == "auto" else _TORCH_DTYPES[config.dtype]}
+    if config.attn_implementation is not None:
+        kwargs["attn_implementation"] = config.attn_implementation
+    try:
+        return AutoModelForCausalLM.from_pretrained(source, **kwargs)
+    except OSError as err:
+        raise _not_found(source, err) from err
+
+
+def _not_found(source: str, err: OSError) -> OSError:
+    """A clearer error for a model that is missing, keeping transformers' other OSErrors as they are."""
+    if Path(source).exists():
+        return err  # a local checkpoint that is broken: transformers' own message says how
+    from huggingface_hub import constants
+
+    hint = " (offline mode is on, so the Hub was not asked)" if constants.is_offline_mode() else ""
+    return ModelNotFoundError(
+        f"could not find model {source!r} locally (no such directory) or on the Hugging Face Hub{hint}: "
+        f"check the name, log in for gated models, or download it first. Cause: {err}"
+    )
+
+
+def _build_tiny(config: ModelConfig) -> tuple[Any, Any]:
+    from mrlm.train.tiny import build_tiny_model, build_tiny_tokenizer
+
+    tokenizer = build_tiny_tokenizer()
+    model: Any = build_tiny_model(tokenizer)
+    if config.dtype in ("bfloat16", "float16"):
+        model = model.to(_TORCH_DTYPES[config.dtype])
+    if config.attn_implementation is not None:
+        model.set_attn_implementation(config.attn_implementation)
+    return model, tokenizer
+
+
+def _enable_checkpointing(model: Any) -> None:
+    # Non-reentrant checkpointing works with frozen inputs, so LoRA needs no input-grad hook.
+    kwargs = {"use_reentrant": False}
+    if hasattr(model, "activation_checkpointing_enable"):  # newer transformers; the old name warns there
+        model.activation_checkpointing_enable(activation_checkpointing_kwargs=kwargs)
+    else:
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs=kwargs)
+
+
+def _ensure_pad_token(tokenizer: Any) -> None:
+    if tokenizer.pad_token is not None:
+        return
+    if tokenizer.eos_token is None:
+        raise ValueError("the tokenizer has neither a pad token nor an eos token; set one before training")
+    warnings.warn(
+        f"the tokenizer has no pad token; using its eos token {tokenizer.eos_token!r} for padding",
+        stacklevel=3,
+    )
+    tokenizer.pad_token = tokenizer.eos_token
+
+
+def _apply_lora(model: Any, config: ModelConfig) -> Any:
+    try:
+        peft = importlib.import_module("peft")
+    except ImportError as err:
+        raise ImportError(
+            f"lora_r={config.lora_r} needs the peft package: pip install peft (or set lora_r=0)"
+        ) from err
+    targets: list[str] | str = (
+        list(config.lora_target_modules) if config.lora_target_modules is not None else "all-linear"
+    )
+    lora = peft.LoraConfig(
+        r=config.lora_r,
+        lora_alpha=config.lora_alpha,
+        lora_dropout=config.lora_dropout,
+        target_modules=targets,
+        task_type="CAUSAL_LM",
+    )
+    return peft.get_peft_model(model, lora)

@@ -1,0 +1,107 @@
+"""One episode as the trainer sees it: the conversation, its tokens, and what the env paid."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+Truncation = Literal["env", "max_turns", "prompt_too_long"]
+
+
+@dataclass
+class Trajectory:
+    """An episode of a text env played by the policy.
+
+    ``token_ids``, ``mask`` and ``logprobs`` have the same length ``T`` and describe the conversation
+    exactly as the model read and wrote it: the prompt of each turn is the chat template's rendering,
+    and each reply is the sampled token ids (never re-tokenized). The sequence ends with the last
+    generated token (or with the last prompt when the episode ended before a reply).
+    """
+
+    env_id: str
+    """The env's id (or the factory's name)."""
+    seed: int | None
+    """The seed the env was reset with: members of a group share it, hence the task."""
+    group: int
+    """Id of the group of episodes that answered the same task (unique within one engine)."""
+    messages: list[dict[str, str]]
+    """The chat: system prompt (if any), user turns (env observations), assistant turns (replies)."""
+    token_ids: list[int]
+    """The whole conversation as token ids."""
+    mask: list[int]
+    """1 on tokens the model generated (each reply and its end token), 0 on template and env text."""
+    logprobs: list[float]
+    """Log-prob of each generated token at sampling time (0 where mask is 0)."""
+    turn_rewards: list[float] = field(default_factory=list)
+    """Reward of each assistant turn, in order."""
+    finish_reasons: list[str] = field(default_factory=list)
+    """Why each reply ended: "stop" (a stop token) or "length" (the token budget)."""
+    infos: list[dict[str, Any]] = field(default_factory=list)
+    """The env's step info of each assistant turn."""
+    reset_info: dict[str, Any] = field(default_factory=dict)
+    """The env's reset info (system prompt, task metadata)."""
+    final_observation: str | None = None
+    """The env's last observation, which ended the episode and was not shown to the model."""
+    terminated: bool = False
+    """The env ended the episode (task over)."""
+    truncated: bool = False
+    """The episode was cut short; see truncation."""
+    truncation: Truncation | None = None
+    """Why it was cut: "env" (the env said truncated), "max_turns" (the engine's turn cap) or
+    "prompt_too_long" (the next prompt exceeded max_prompt_tokens)."""
+
+    def __post_init__(self) -> None:
+        if not len(self.token_ids) == len(self.mask) == len(self.logprobs):
+            raise ValueError(
+                f"token_ids, mask and logprobs differ in length: "
+                f"{len(self.token_ids)}, {len(self.mask)}, {len(self.logprobs)}"
+            )
+
+    @property
+    def total_reward(self) -> float:
+        """Sum of the turn rewards (0 for an episode without replies)."""
+        return float(sum(self.turn_rewards))
+
+    @property
+    def num_turns(self) -> int:
+        """Replies the model gave."""
+        return len(self.turn_rewards)
+
+    @property
+    def num_generated_tokens(self) -> int:
+        return int(sum(self.mask))
+
+
+def save_jsonl(path: str | os.PathLike[str], trajectories: Iterable[Trajectory]) -> Path:
+    """Write one JSON object per trajectory. Returns the path.
+
+    Floats round-trip exactly; infos must be JSON-like (numpy scalars and arrays are converted to
+    Python numbers and lists; tuples come back as lists).
+    """
+    out = Path(path)
+    with out.open("w", encoding="utf-8") as handle:
+        for trajectory in trajectories:
+            handle.write(json.dumps(dataclasses.asdict(trajectory), default=_to_json, ensure_ascii=False))
+            handle.write("\n")
+    return out
+
+
+def load_jsonl(path: str | os.PathLike[str]) -> list[Trajectory]:
+    """Read trajectories written by :func:`save_jsonl`."""
+    with Path(path).open(encoding="utf-8") as handle:
+        return [Trajectory(**json.loads(line)) for line in handle if line.strip()]
+
+
+def _to_json(value: object) -> Any:
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    raise TypeError(f"cannot write {type(value).__name__} to JSON: {value!r}")

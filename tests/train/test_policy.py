@@ -1,0 +1,88 @@
+"""load_policy: the tiny model, local directories, clear errors, pad token, options."""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+from mrlm.train.policy import ModelConfig, ModelNotFoundError, load_policy, looks_local
+
+
+def test_tiny_builds_in_memory() -> None:
+    model, tokenizer = load_policy(ModelConfig(name_or_path="tiny"))
+    assert model.config.model_type == "qwen2" and model.dtype == torch.float32
+    assert tokenizer.pad_token == "<|endoftext|>" and tokenizer.eos_token == "<|im_end|>"
+    assert model.config.vocab_size == len(tokenizer)
+    assert not model.training
+
+
+def test_tiny_options() -> None:
+    model, _ = load_policy(
+        ModelConfig(
+            name_or_path="tiny", dtype="bfloat16", attn_implementation="eager", gradient_checkpointing=True
+        )
+    )
+    assert model.dtype == torch.bfloat16
+    assert model.config._attn_implementation == "eager"
+    assert any(getattr(m, "gradient_checkpointing", False) for m in model.modules())
+
+
+def test_loads_a_saved_directory(saved_dir: Path, model: Any) -> None:
+    loaded, tokenizer = load_policy(ModelConfig(name_or_path=str(saved_dir)))
+    assert tokenizer.pad_token == "<|endoftext|>"
+    ids = torch.tensor([[1, 20, 30]])
+    with torch.no_grad():
+        torch.testing.assert_close(loaded(input_ids=ids).logits, model(input_ids=ids).logits)
+
+
+def test_missing_local_path_names_it(tmp_path: Path) -> None:
+    missing = tmp_path / "no" / "such" / "model"
+    for name in (str(missing), "./not-here", "~/not-here-either"):
+        with pytest.raises(FileNotFoundError, match="does not exist") as caught:
+            load_policy(ModelConfig(name_or_path=name))
+        assert name in str(caught.value)
+
+
+def test_unknown_hub_id_offline_says_where_it_looked() -> None:
+    with pytest.raises(ModelNotFoundError, match=r"locally .* or on the Hugging Face Hub") as caught:
+        load_policy(ModelConfig(name_or_path="mrlm-test-org/no-such-model"))
+    assert "offline" in str(caught.value)
+    assert isinstance(caught.value, OSError)
+
+
+def test_looks_local(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "runs").mkdir()
+    assert looks_local("./model") and looks_local("../model") and looks_local("/abs/model")
+    assert looks_local("~/model") and looks_local("a/b/c") and looks_local("runs/model")
+    assert not looks_local("Qwen/Qwen2.5-0.5B-Instruct") and not looks_local("gpt2")
+
+
+def test_missing_pad_token_falls_back_to_eos(saved_dir: Path, tmp_path: Path) -> None:
+    from transformers import AutoTokenizer
+
+    copy = Path(shutil.copytree(saved_dir, tmp_path / "nopad"))
+    tokenizer = AutoTokenizer.from_pretrained(copy)
+    tokenizer.pad_token = None
+    tokenizer.save_pretrained(copy)
+    with pytest.warns(UserWarning, match="no pad token"):
+        _, loaded = load_policy(ModelConfig(name_or_path=str(copy)))
+    assert loaded.pad_token == loaded.eos_token == "<|im_end|>"
+
+
+@pytest.mark.skipif(importlib.util.find_spec("peft") is not None, reason="peft is installed")
+def test_lora_without_peft_says_how_to_install() -> None:
+    with pytest.raises(ImportError, match="pip install peft"):
+        load_policy(ModelConfig(name_or_path="tiny", lora_r=8))
+
+
+def test_config_validation() -> None:
+    with pytest.raises(ValueError, match="dtype"):
+        ModelConfig(name_or_path="tiny", dtype="float64")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="lora_r"):
+        ModelConfig(name_or_path="tiny", lora_r=-1)
