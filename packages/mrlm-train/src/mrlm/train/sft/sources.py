@@ -1,0 +1,50 @@
+"""Where records come from: a list, a JSONL file, or anything iterable such as a Hugging Face dataset."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from mrlm.train.rollout.trajectory import Trajectory
+
+Record = Mapping[str, Any] | Trajectory
+"""One example before conversion: a dict of fields, or a trajectory."""
+
+Source = str | os.PathLike[str] | Iterable[Record]
+"""A JSONL path, or an iterable of records (a list of dicts, a ``datasets.Dataset``, trajectories)."""
+
+
+def iter_records(source: Source) -> Iterator[Record]:
+    """The records of ``source``, in order.
+
+    A path is read as JSONL: one JSON object per non-blank line. Any other iterable is taken as is,
+    so a ``datasets.Dataset`` (whose iteration yields one dict per row) works without this module
+    importing ``datasets``.
+
+    Raises:
+        ValueError: a JSONL line is not valid JSON, or ``source`` is a mapping (a ``DatasetDict``,
+            say, whose iteration would yield split names).
+    """
+    if isinstance(source, (str, os.PathLike)):
+        yield from _read_jsonl(Path(source))
+        return
+    if isinstance(source, Mapping):
+        raise ValueError(
+            "the source is a mapping, not a sequence of records; pass one split of a DatasetDict "
+            "(dataset['train']) or a list of records"
+        )
+    yield from source
+
+
+def _read_jsonl(path: Path) -> Iterator[Record]:
+    with path.open(encoding="utf-8") as handle:
+        for line_number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                yield json.loads(line)
+            except json.JSONDecodeError as error:
+                raise ValueError(f"{path}:{line_number}: not valid JSON ({error.msg})") from error
