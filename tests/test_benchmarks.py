@@ -14,6 +14,7 @@ BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 #: Arguments that make each benchmark a quick smoke run.
 SMOKE_ARGS: dict[str, list[str]] = {
     "env_throughput.py": ["--episodes", "50"],
+    "sandbox_throughput.py": ["--executions", "20", "--baseline-executions", "4", "--concurrency", "2"],
 }
 
 

@@ -3,9 +3,16 @@
 from __future__ import annotations
 
 import enum
+import math
 from dataclasses import dataclass
+from typing import Literal
 
 MIB = 1 << 20
+
+#: How much isolation a caller demands of a :class:`~mrlm.envs.sandbox.Sandbox`:
+#: ``"none"`` takes what the machine allows (with warnings), ``"namespaces"`` needs the user, pid,
+#: network and mount namespaces, ``"strongest"`` needs every layer of :class:`IsolationReport`.
+Requirement = Literal["strongest", "namespaces", "none"]
 
 
 @dataclass(frozen=True)
@@ -13,13 +20,17 @@ class Limits:
     """Per-execution limits. Every execution gets all of them.
 
     Attributes:
-        wall_time_s: seconds of real time before the whole process group is killed.
-        cpu_time_s: seconds of CPU time (RLIMIT_CPU).
+        wall_time_s: seconds of real time before every process of the execution is killed.
+        cpu_time_s: seconds of CPU time of each process (RLIMIT_CPU, whole seconds, rounded up).
         memory_bytes: address-space limit of each process (RLIMIT_AS).
         output_bytes: bytes of stdout and of stderr kept; past that the stream is cut and the program killed.
         file_size_bytes: largest file the program may write (RLIMIT_FSIZE).
         processes: processes and threads the program may have at once, itself included.
         open_files: file descriptors per process (RLIMIT_NOFILE).
+        scratch_bytes: total size of the scratch directory when it is a private in-memory file system
+            (the program's files, main.py and stdin count towards it).
+        allow_exec: whether the program may start other programs (``execve``); off by default, so
+            ``subprocess`` and ``os.system`` fail with PermissionError where the seccomp layer is active.
     """
 
     wall_time_s: float = 5.0
@@ -29,13 +40,39 @@ class Limits:
     file_size_bytes: int = 4 * MIB
     processes: int = 16
     open_files: int = 64
+    scratch_bytes: int = 64 * MIB
+    allow_exec: bool = False
 
     def __post_init__(self) -> None:
-        for name in ("wall_time_s", "cpu_time_s", "memory_bytes", "output_bytes", "file_size_bytes"):
+        for name in ("wall_time_s", "cpu_time_s"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise ValueError(f"Limits.{name} must be a finite number, got {value!r}")
+        for name in (
+            "memory_bytes",
+            "output_bytes",
+            "file_size_bytes",
+            "processes",
+            "open_files",
+            "scratch_bytes",
+        ):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ValueError(f"Limits.{name} must be an int, got {value!r}")
+        for name in (
+            "wall_time_s",
+            "cpu_time_s",
+            "memory_bytes",
+            "output_bytes",
+            "file_size_bytes",
+            "scratch_bytes",
+        ):
             if getattr(self, name) <= 0:
                 raise ValueError(f"Limits.{name} must be positive, got {getattr(self, name)!r}")
         if self.processes < 1 or self.open_files < 8:
             raise ValueError("Limits.processes must be >= 1 and Limits.open_files >= 8")
+        if not isinstance(self.allow_exec, bool):
+            raise ValueError(f"Limits.allow_exec must be a bool, got {self.allow_exec!r}")
 
 
 class Status(str, enum.Enum):
@@ -43,7 +80,7 @@ class Status(str, enum.Enum):
 
     OK = "ok"  #: exited with status 0
     ERROR = "error"  #: exited non-zero (an uncaught exception, a failed assert, sys.exit(1))
-    TIMEOUT = "timeout"  #: wall-time or CPU-time limit reached; the process group was killed
+    TIMEOUT = "timeout"  #: wall-time or CPU-time limit reached; every process was killed
     MEMORY = "memory"  #: the memory limit was reached (MemoryError or killed for it)
     OUTPUT_LIMIT = "output_limit"  #: wrote more than output_bytes; killed
     KILLED = "killed"  #: ended by a signal (a segfault, SIGKILL, ...)
@@ -79,6 +116,29 @@ class ExecutionResult:
         return self.status is Status.OK
 
 
+#: The isolation layers of :class:`IsolationReport`, strongest set first.
+LAYERS: tuple[str, ...] = (
+    "separate_process",
+    "rlimits",
+    "user_namespace",
+    "pid_namespace",
+    "network_namespace",
+    "mount_namespace",
+    "ipc_namespace",
+    "read_only_filesystem",
+    "unprivileged_user",
+    "seccomp",
+)
+
+#: The layers ``require="namespaces"`` insists on.
+NAMESPACE_LAYERS: tuple[str, ...] = (
+    "user_namespace",
+    "pid_namespace",
+    "network_namespace",
+    "mount_namespace",
+)
+
+
 @dataclass(frozen=True)
 class IsolationReport:
     """Which protections are active in a sandbox, for logs and for ``mrlm-envs`` to show.
@@ -88,9 +148,18 @@ class IsolationReport:
         rlimits: resource limits are applied.
         user_namespace: runs in its own user namespace (an unprivileged uid).
         network_namespace: runs with no network interface but loopback.
-        pid_namespace: sees only its own processes.
+        pid_namespace: sees only its own processes, and they all end when it does (a pid namespace
+            per execution).
         seccomp: a seccomp filter blocks sockets and process execution.
         warnings: what could not be enabled here, and why.
+        mount_namespace: runs in its worker's private mount table: the scratch directory is an
+            in-memory file system at /tmp (also at /dev/shm), emptied after every execution, and
+            /proc shows the worker's processes only.
+        ipc_namespace: System V IPC objects and POSIX message queues are private to one execution.
+        read_only_filesystem: everything but the scratch directory is mounted read-only.
+        unprivileged_user: the program runs as a uid that owns nothing outside its scratch directory
+            and holds no capabilities.
+        backend: how executions are started (``"forkserver"``: forked from a pre-started worker process).
     """
 
     separate_process: bool
@@ -100,3 +169,27 @@ class IsolationReport:
     pid_namespace: bool
     seccomp: bool
     warnings: tuple[str, ...] = ()
+    mount_namespace: bool = False
+    ipc_namespace: bool = False
+    read_only_filesystem: bool = False
+    unprivileged_user: bool = False
+    backend: str = ""
+
+    def active(self) -> tuple[str, ...]:
+        """The names of the active layers, in the order of :data:`LAYERS`."""
+        return tuple(name for name in LAYERS if getattr(self, name))
+
+    def missing(self, requirement: Requirement) -> tuple[str, ...]:
+        """The layers ``requirement`` needs that are not active (empty when it is met)."""
+        if requirement == "none":
+            return ()
+        needed = NAMESPACE_LAYERS if requirement == "namespaces" else LAYERS
+        return tuple(name for name in needed if not getattr(self, name))
+
+
+class IsolationUnavailable(RuntimeError):
+    """The isolation a caller demanded (``require=``) is not available on this machine."""
+
+
+class IsolationWarning(UserWarning):
+    """An isolation layer could not be enabled; the sandbox runs with fewer protections."""

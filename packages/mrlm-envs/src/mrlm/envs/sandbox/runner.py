@@ -1,49 +1,122 @@
-"""The sandbox: run untrusted Python in a fresh, limited process and report what happened.
+"""The sandbox: run untrusted Python in a separate, limited, isolated process and report what happened.
 
-This backend starts ``python -I -S`` per execution in a new session with resource limits, a fresh
-scratch directory and a minimal environment, and kills the whole process group at the deadline.
+:class:`Sandbox` hands each execution to a pool of pre-started fork-server workers (see
+:mod:`mrlm.envs.sandbox.forkserver`); a fresh process is forked per execution from a warm
+interpreter, which is what makes it fast.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
-import resource
-import shutil
-import signal
-import subprocess
 import sys
-import tempfile
 import threading
-import time
-from collections.abc import Mapping
+import warnings
+from collections.abc import Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from types import TracebackType
 
-from mrlm.envs.sandbox.api import ExecutionResult, IsolationReport, Limits, Status
+from mrlm.envs.sandbox.api import (
+    ExecutionResult,
+    IsolationReport,
+    IsolationUnavailable,
+    IsolationWarning,
+    Limits,
+    Requirement,
+)
+from mrlm.envs.sandbox.forkserver.plan import SWITCHABLE
+from mrlm.envs.sandbox.outcome import sandbox_error, to_result
+from mrlm.envs.sandbox.pool import MAX_WORKERS, WorkerPool
+from mrlm.envs.sandbox.request import build_request
+from mrlm.envs.sandbox.worker import WorkerError
+
+#: How long past its wall-time limit an execution may take before its worker counts as hung.
+_REPLY_GRACE_S = 15.0
+
+_shared: Sandbox | None = None
+_shared_lock = threading.Lock()
 
 
 class Sandbox:
     """Runs Python source under :class:`Limits`, never in the caller's process. Thread-safe.
 
+    Workers start on first use (or when :attr:`isolation` is read) and stop with :meth:`close`, at
+    the end of a ``with`` block, or when the process exits.
+
     Args:
         limits: default limits of each execution.
+        workers: concurrent executions (one worker process each); default: the usable CPU cores
+            plus two, since a worker spends part of each execution waiting on its processes.
+        require: the isolation demanded: ``"none"`` (default) runs with whatever the machine allows
+            and warns (:class:`IsolationWarning`) about what is missing; ``"namespaces"`` and
+            ``"strongest"`` raise :class:`IsolationUnavailable` here, at construction, if unmet.
+        disable: layers to leave off (names of :class:`IsolationReport` fields), for debugging and
+            for testing the fallbacks; each shows up in the report's warnings.
         python: the interpreter that runs the code (this one by default).
+
+    Raises:
+        ValueError: bad ``workers``, ``require`` or ``disable``.
+        IsolationUnavailable: ``require`` cannot be met here.
     """
 
-    def __init__(self, limits: Limits | None = None, *, python: str = sys.executable) -> None:
+    def __init__(
+        self,
+        limits: Limits | None = None,
+        *,
+        workers: int | None = None,
+        require: Requirement = "none",
+        disable: Iterable[str] = (),
+        python: str = sys.executable,
+    ) -> None:
+        if require not in ("strongest", "namespaces", "none"):
+            raise ValueError(f"require must be 'strongest', 'namespaces' or 'none', got {require!r}")
+        self.disable = tuple(sorted(set(disable)))
+        unknown = [name for name in self.disable if name not in SWITCHABLE]
+        if unknown:
+            raise ValueError(f"cannot disable {unknown}: the layers that can be are {list(SWITCHABLE)}")
         self.limits = limits or Limits()
+        self.workers = workers if workers is not None else min(_usable_cores() + 2, MAX_WORKERS)
         self.python = python
+        self.require: Requirement = require
+        self._pool = WorkerPool(self.workers, python, self.disable)
+        self._lock = threading.Lock()
+        self._warned = False
+        if require != "none":
+            report = self.isolation
+            missing = report.missing(require)
+            if missing:
+                self.close()
+                details = "; ".join(report.warnings) or "no reason given"
+                raise IsolationUnavailable(
+                    f"require={require!r} needs {', '.join(missing)}, unavailable here: {details}"
+                )
+
+    @classmethod
+    def shared(cls) -> Sandbox:
+        """The process-wide sandbox with default settings, started on first use; never close it."""
+        global _shared
+        with _shared_lock:
+            if _shared is None or _shared._pool.owner_pid != os.getpid():
+                _shared = cls()
+            return _shared
 
     @property
     def isolation(self) -> IsolationReport:
-        return IsolationReport(
-            separate_process=True,
-            rlimits=True,
-            user_namespace=False,
-            network_namespace=False,
-            pid_namespace=False,
-            seccomp=False,
-            warnings=("subprocess backend: no namespaces or seccomp",),
-        )
+        """Which layers protect executions here (starts the workers if they are not running)."""
+        pool = self._current_pool()
+        try:
+            report = pool.start()
+        except WorkerError as error:
+            return IsolationReport(
+                separate_process=True,
+                rlimits=False,
+                user_namespace=False,
+                network_namespace=False,
+                pid_namespace=False,
+                seccomp=False,
+                warnings=(f"the sandbox workers cannot start: {error}",),
+            )
+        self._warn_once(report)
+        return report
 
     def run(
         self,
@@ -53,137 +126,70 @@ class Sandbox:
         files: Mapping[str, str] | None = None,
         limits: Limits | None = None,
     ) -> ExecutionResult:
-        """Run ``source`` as a script; ``files`` are written into its scratch directory first."""
+        """Run ``source`` as the script ``main.py`` in a fresh scratch directory and report the outcome.
+
+        Args:
+            source: the program.
+            stdin: its standard input (then end-of-file).
+            files: more files for the scratch directory, by relative name (the program can import
+                the ``.py`` ones: the scratch directory is first on ``sys.path``).
+            limits: this execution's limits (default: the sandbox's).
+
+        Raises:
+            ValueError: a file name escapes the scratch directory or the files are too large.
+            TypeError: source, stdin or a file's content is not a str.
+        """
         limits = limits or self.limits
-        scratch = tempfile.mkdtemp(prefix="mrlm-sandbox-")
+        request = build_request(source, stdin, files, limits)
+        pool = self._current_pool()
         try:
-            for name, text in (files or {}).items():
-                path = os.path.realpath(os.path.join(scratch, name))
-                if not path.startswith(scratch + os.sep):
-                    raise ValueError(f"file name {name!r} leaves the scratch directory")
-                os.makedirs(os.path.dirname(path), exist_ok=True)
-                with open(path, "w", encoding="utf-8") as handle:
-                    handle.write(text)
-            with open(os.path.join(scratch, "main.py"), "w", encoding="utf-8") as handle:
-                handle.write(source)
-            return self._execute(scratch, stdin, limits)
-        finally:
-            shutil.rmtree(scratch, ignore_errors=True)
+            self._warn_once(pool.start())
+            reply = pool.execute(request, timeout=limits.wall_time_s + _REPLY_GRACE_S)
+        except WorkerError as error:
+            return sandbox_error(str(error))
+        return to_result(reply, limits)
 
-    def _execute(self, scratch: str, stdin: str, limits: Limits) -> ExecutionResult:
-        def apply_limits() -> None:
-            os.setsid()
-            cpu = max(1, int(limits.cpu_time_s + 0.999))
-            resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
-            resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
-            resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_size_bytes, limits.file_size_bytes))
-            resource.setrlimit(resource.RLIMIT_NOFILE, (limits.open_files, limits.open_files))
-            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    def run_many(
+        self, sources: Iterable[str], *, stdin: str = "", limits: Limits | None = None
+    ) -> list[ExecutionResult]:
+        """Run several programs concurrently (one per worker at a time); results in input order."""
+        with ThreadPoolExecutor(max_workers=self.workers) as executor:
+            return list(executor.map(lambda source: self.run(source, stdin=stdin, limits=limits), sources))
 
-        start = time.monotonic()
-        try:
-            process = subprocess.Popen(
-                [self.python, "-I", "-S", "main.py"],
-                cwd=scratch,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                env={"PATH": "/usr/bin:/bin", "HOME": scratch, "TMPDIR": scratch, "LANG": "C.UTF-8"},
-                preexec_fn=apply_limits,
+    def worker_pids(self) -> list[int]:
+        """Host pids of the running worker processes (for monitoring; killing one is survivable)."""
+        return self._pool.pids()
+
+    def close(self) -> None:
+        """Stop the workers. Running executions are killed; later runs raise RuntimeError."""
+        self._pool.close()
+
+    def __enter__(self) -> Sandbox:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def _current_pool(self) -> WorkerPool:
+        """The pool, replaced after a fork: a child must not talk to its parent's workers."""
+        if self._pool.owner_pid != os.getpid():
+            with self._lock:
+                if self._pool.owner_pid != os.getpid():
+                    self._pool = WorkerPool(self.workers, self.python, self.disable)
+        return self._pool
+
+    def _warn_once(self, report: IsolationReport) -> None:
+        if report.warnings and not self._warned:
+            self._warned = True
+            warnings.warn(
+                "sandbox isolation is reduced: " + "; ".join(report.warnings), IsolationWarning, stacklevel=3
             )
-        except OSError as error:
-            return ExecutionResult(
-                Status.SANDBOX_ERROR, None, None, "", "", 0.0, message=f"could not start: {error}"
-            )
-
-        out = _CappedReader(process.stdout, limits.output_bytes)
-        err = _CappedReader(process.stderr, limits.output_bytes)
-        feeder = threading.Thread(target=_feed, args=(process, stdin), daemon=True)
-        feeder.start()
-        deadline = start + limits.wall_time_s
-        timed_out = over_output = False
-        while process.poll() is None:
-            if time.monotonic() > deadline:
-                timed_out = True
-                break
-            if out.overflowed or err.overflowed:
-                over_output = True
-                break
-            time.sleep(0.002)
-        _kill_group(process.pid)
-        process.wait()
-        out.join()
-        err.join()
-        duration = time.monotonic() - start
-        return _classify(process.returncode, out, err, duration, timed_out, over_output, limits)
 
 
-class _CappedReader:
-    """Drains a pipe in a thread, keeping at most ``cap`` bytes."""
-
-    def __init__(self, pipe: object, cap: int) -> None:
-        self.cap = cap
-        self.data = bytearray()
-        self.overflowed = False
-        self._thread = threading.Thread(target=self._drain, args=(pipe,), daemon=True)
-        self._thread.start()
-
-    def _drain(self, pipe: object) -> None:
-        read = pipe.read1  # type: ignore[attr-defined]
-        while chunk := read(65536):
-            room = self.cap - len(self.data)
-            if len(chunk) > room:
-                self.data += chunk[:room]
-                self.overflowed = True
-            else:
-                self.data += chunk
-        pipe.close()  # type: ignore[attr-defined]
-
-    def join(self) -> None:
-        self._thread.join(timeout=5)
-
-    def text(self) -> str:
-        return self.data.decode("utf-8", errors="replace")
-
-
-def _feed(process: subprocess.Popen[bytes], stdin: str) -> None:
-    assert process.stdin is not None
+def _usable_cores() -> int:
     try:
-        process.stdin.write(stdin.encode())
-        process.stdin.close()
-    except OSError:  # the program exited or closed stdin first
-        pass
-
-
-def _kill_group(pid: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, signal.SIGKILL)
-
-
-def _classify(
-    returncode: int,
-    out: _CappedReader,
-    err: _CappedReader,
-    duration: float,
-    timed_out: bool,
-    over_output: bool,
-    limits: Limits,
-) -> ExecutionResult:
-    stdout, stderr = out.text(), err.text()
-    truncated = out.overflowed or err.overflowed
-    exit_code = returncode if returncode >= 0 else None
-    signum = -returncode if returncode < 0 else None
-    if timed_out or signum == signal.SIGXCPU:
-        status, message = Status.TIMEOUT, f"time limit exceeded ({limits.wall_time_s:g} s)"
-    elif over_output:
-        status, message = Status.OUTPUT_LIMIT, f"output limit exceeded ({limits.output_bytes} bytes)"
-    elif "MemoryError" in stderr:
-        status, message = Status.MEMORY, f"memory limit exceeded ({limits.memory_bytes >> 20} MiB)"
-    elif signum is not None:
-        status, message = Status.KILLED, f"killed by signal {signal.Signals(signum).name}"
-    elif exit_code == 0:
-        status, message = Status.OK, "ok"
-    else:
-        last = stderr.strip().splitlines()[-1] if stderr.strip() else f"exit status {exit_code}"
-        status, message = Status.ERROR, last
-    return ExecutionResult(status, exit_code, signum, stdout, stderr, duration, truncated, message)
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1

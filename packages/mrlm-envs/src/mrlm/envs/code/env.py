@@ -1,0 +1,272 @@
+"""``mrlm/Code-v0``: write Python that passes hidden tests, run in the sandbox."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from mrlm.envs.code.execution import Verdict, judge
+from mrlm.envs.code.extract import extract_code
+from mrlm.envs.code.feedback import SYSTEM_PROMPT, judgement_text, task_text
+from mrlm.envs.code.problems import builtin_tasks
+from mrlm.envs.code.program import Program, build_program
+from mrlm.envs.code.records import TaskSource, check_unique, load_tasks
+from mrlm.envs.code.tasks import CodeTask
+from mrlm.envs.core.text_env import Feedback, TextEnv
+from mrlm.envs.sandbox import Limits, Sandbox
+from mrlm.envs.sandbox.api import MIB
+
+#: Longest error message kept per test, in characters.
+ERROR_CHARS = 300
+
+_shared: tuple[int, Sandbox] | None = None
+_shared_lock = threading.Lock()
+
+
+def shared_sandbox() -> Sandbox:
+    """One sandbox for all the code envs of this process, made on first use.
+
+    A sandbox is thread-safe and each execution passes its own limits, so envs need not each start
+    their own workers. A forked child (a vectorized env's worker) makes its own: the parent's
+    workers belong to the parent.
+    """
+    global _shared
+    with _shared_lock:
+        if _shared is None or _shared[0] != os.getpid():
+            _shared = (os.getpid(), Sandbox())
+        return _shared[1]
+
+
+class CodeEnv(TextEnv):
+    """Code generation: the agent reads a programming task and replies with Python that is tested.
+
+    ## Description
+    Each episode is one task: a function (or class) to write, given as a signature with a docstring
+    (the 27 built-in problems, HumanEval records) or in prose (MBPP records). The reply's code is
+    taken from its last ```python fenced block (the last one defining the entry point, when several
+    do), or the whole reply when it has no fence. A reply that defines the entry point replaces the
+    prompt's definition; otherwise it is taken as the body that completes the prompt. The code and
+    the task's tests run in the sandbox, in one separate process per reply, never in this one: each
+    test separately, with its own time limit, so that a pass fraction exists. The result comes back
+    on a line authenticated by a fresh random nonce, so a program that prints a fake summary gains
+    nothing (see ``mrlm.envs.code._harness`` for that defence and its limits). The tests' comparisons,
+    asserted values and arithmetic are strict: an object that claims to equal anything, to be true,
+    or to differ from the answer by zero, or a lying subclass of ``str``/``int``/``list``, passes no
+    test that expects a built-in value, while ``2.0`` still passes for ``2`` and a ``defaultdict`` for
+    a ``dict`` (see ``mrlm.envs.code.strict``).
+
+    ## Action Space
+    ``TextSpace``: any ``str`` (the model's reply), at most ``max_action_length`` characters (65536);
+    that bound also caps the code sent to the sandbox. Nothing of the reply is parsed or compiled in
+    this process: syntax errors are found in the sandbox.
+
+    ## Observation Space
+    ``TextSpace``: on reset, the task and how to answer. After a reply, the judgement: how many tests
+    passed and, while turns remain, what to fix: the syntax error (line and message), the error
+    raised while loading, or the first failing test with its error, cut to ``feedback_chars``.
+
+    ## Rewards
+    A reply's score depends on its outcome (``info["outcome"]``):
+
+    | outcome | when | score |
+    |---|---|---|
+    | ``passed`` | every test passed | ``1 + all_pass_bonus`` |
+    | ``failed`` | the tests ran, some failed | ``passed / total`` |
+    | ``syntax_error`` | the code does not compile | ``syntax_error_reward`` |
+    | ``timeout`` | the code or a test ran out of time | ``timeout_reward`` |
+    | ``error`` | crash while loading, memory limit, forged or missing results | ``error_reward`` |
+    | ``no_code`` | the reply holds no code | ``no_code_reward`` |
+
+    The reward of a reply is its score minus the score of the previous reply of the episode (0 for
+    the first), so an episode's return is the score of its last reply: partial credit cannot be
+    collected once per turn. With ``max_turns=1`` the reward is the score. ``info`` carries the score
+    and its parts (``score``, ``reward_pass``, ``reward_bonus``, ``reward_outcome``), ``outcome``,
+    ``passed``, ``total``, ``pass_fraction``, ``all_passed``, ``results`` (one
+    ``{"passed", "error", "timed_out"}`` per test), ``sandbox_status`` and ``message``.
+
+    ## Starting State
+    ``reset(seed=s)`` draws the task from ``s``: the same seed always gives the same task.
+    ``options={"task_id": ...}`` or ``options={"index": i}`` picks one. ``info`` holds
+    ``system_prompt``, ``task_id``, ``entry_point``, ``source`` and ``num_tests``.
+
+    ## Episode End
+    - Termination: every test passes, or ``max_turns`` replies have been given.
+    - Truncation: never by the env itself (only by a wrapper such as ``TimeLimit``).
+
+    ## Arguments
+    >>> import gymnasium
+    >>> import mrlm.envs
+    >>> env = gymnasium.make("mrlm/Code-v0", max_turns=3, all_pass_bonus=0.5)
+    >>> observation, info = env.reset(seed=0)
+
+    | argument | default | meaning |
+    |---|---|---|
+    | ``records`` | ``None`` | built-in problems; or HumanEval/MBPP records (a list of dicts, a JSONL path or a Dataset), or ``CodeTask`` objects |
+    | ``max_turns`` | 1 | replies allowed; after a failing one the agent sees what failed and may retry |
+    | ``all_pass_bonus`` | 0.0 | added to the score when every test passes |
+    | ``syntax_error_reward`` | 0.0 | score of code that does not compile |
+    | ``timeout_reward`` | 0.0 | score of code that runs out of time |
+    | ``error_reward`` | 0.0 | score of code that crashes before its tests, or whose results are missing or forged |
+    | ``no_code_reward`` | 0.0 | score of a reply without code |
+    | ``time_limit_s`` | 10.0 | wall and CPU time of a whole execution (all tests) |
+    | ``test_time_limit_s`` | 2.0 | time of each test, and of loading the code |
+    | ``memory_limit_mb`` | 512 | memory of the process that runs the code |
+    | ``feedback_chars`` | 1000 | longest detail (failing test and error) shown after a reply |
+    | ``sandbox`` | ``None`` | the ``Sandbox`` that runs the code; by default one shared by the process (pass it to ``CodeEnv`` itself: ``gymnasium.make`` deep-copies its arguments) |
+    | ``render_mode`` | ``None`` | ``"ansi"`` returns the transcript, ``"human"`` prints it |
+
+    ## Version History
+    - v0: first version.
+    """
+
+    def __init__(
+        self,
+        *,
+        records: TaskSource | Sequence[CodeTask] | None = None,
+        max_turns: int = 1,
+        all_pass_bonus: float = 0.0,
+        syntax_error_reward: float = 0.0,
+        timeout_reward: float = 0.0,
+        error_reward: float = 0.0,
+        no_code_reward: float = 0.0,
+        time_limit_s: float = 10.0,
+        test_time_limit_s: float = 2.0,
+        memory_limit_mb: int = 512,
+        feedback_chars: int = 1000,
+        sandbox: Sandbox | None = None,
+        render_mode: str | None = None,
+    ) -> None:
+        super().__init__(max_turns=max_turns, render_mode=render_mode)
+        if time_limit_s <= 0 or test_time_limit_s <= 0:
+            raise ValueError("time_limit_s and test_time_limit_s must be positive")
+        if feedback_chars < 40:
+            raise ValueError(f"feedback_chars must be at least 40, got {feedback_chars}")
+        self.tasks = _as_tasks(records)
+        self._index = {task.task_id: position for position, task in enumerate(self.tasks)}
+        self.all_pass_bonus = float(all_pass_bonus)
+        self.outcome_rewards = {
+            "syntax_error": float(syntax_error_reward),
+            "timeout": float(timeout_reward),
+            "error": float(error_reward),
+            "no_code": float(no_code_reward),
+        }
+        self.limits = Limits(
+            wall_time_s=float(time_limit_s),
+            cpu_time_s=float(time_limit_s),
+            memory_bytes=int(memory_limit_mb) * MIB,
+            output_bytes=MIB,
+        )
+        self.test_time_limit_s = float(test_time_limit_s)
+        self.feedback_chars = int(feedback_chars)
+        self._sandbox = sandbox
+        self.task: CodeTask | None = None
+        self._previous_score = 0.0
+
+    @property
+    def sandbox(self) -> Sandbox:
+        """The sandbox that runs the replies: the one given, else one shared by the process's envs."""
+        return self._sandbox if self._sandbox is not None else shared_sandbox()
+
+    def __getstate__(self) -> dict[str, Any]:
+        # A sandbox holds worker processes and cannot travel; a copy uses the shared one.
+        state = dict(self.__dict__)
+        state["_sandbox"] = None
+        return state
+
+    def _start(self, rng: np.random.Generator, options: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        self.task = self._choose(rng, options)
+        self._previous_score = 0.0
+        info = {
+            "system_prompt": SYSTEM_PROMPT,
+            "task_id": self.task.task_id,
+            "entry_point": self.task.entry_point,
+            "source": self.task.source,
+            "num_tests": len(self.task.tests),
+        }
+        return task_text(self.task), info
+
+    def _choose(self, rng: np.random.Generator, options: dict[str, Any]) -> CodeTask:
+        if "task_id" in options:
+            task_id = options["task_id"]
+            if task_id not in self._index:
+                raise ValueError(f"unknown task_id {task_id!r}; this env has {len(self.tasks)} tasks")
+            return self.tasks[self._index[task_id]]
+        if "index" in options:
+            index = options["index"]
+            if (
+                not isinstance(index, (int, np.integer))
+                or isinstance(index, bool)
+                or not 0 <= index < len(self.tasks)
+            ):
+                raise ValueError(f"index must be an int in [0, {len(self.tasks)}), got {index!r}")
+            return self.tasks[int(index)]
+        return self.tasks[int(rng.integers(len(self.tasks)))]
+
+    def _respond(self, action: str) -> Feedback:
+        assert self.task is not None
+        code = extract_code(action, self.task.entry_point)
+        program: Program | None = None
+        if code is None:
+            verdict = Verdict("no_code", (), len(self.task.tests))
+        else:
+            program = build_program(self.task, code)
+            verdict = judge(
+                program,
+                self.task,
+                self.sandbox,
+                self.limits,
+                step_time_limit_s=self.test_time_limit_s,
+                error_chars=ERROR_CHARS,
+            )
+        info = self._scored(verdict)
+        reward = info["score"] - self._previous_score
+        self._previous_score = info["score"]
+        observation = judgement_text(
+            verdict, program, self.task.tests, turns_left=self.turns_left, max_chars=self.feedback_chars
+        )
+        return Feedback(observation, reward, done=verdict.outcome == "passed", info=info)
+
+    def _scored(self, verdict: Verdict) -> dict[str, Any]:
+        """``info`` for a verdict: the outcome, the test results and the score with its parts."""
+        ran = verdict.outcome in ("passed", "failed")
+        reward_pass = verdict.pass_fraction if ran else 0.0
+        reward_bonus = self.all_pass_bonus if verdict.outcome == "passed" else 0.0
+        reward_outcome = 0.0 if ran else self.outcome_rewards[verdict.outcome]
+        return {
+            "outcome": verdict.outcome,
+            "passed": verdict.passed,
+            "total": verdict.total,
+            "pass_fraction": verdict.pass_fraction,
+            "all_passed": verdict.all_passed,
+            "results": [
+                {"passed": result.passed, "error": result.error, "timed_out": result.timed_out}
+                for result in verdict.results
+            ],
+            "sandbox_status": verdict.sandbox_status,
+            "message": verdict.message,
+            "score": reward_pass + reward_bonus + reward_outcome,
+            "reward_pass": reward_pass,
+            "reward_bonus": reward_bonus,
+            "reward_outcome": reward_outcome,
+        }
+
+
+def _as_tasks(tasks: TaskSource | Sequence[CodeTask] | None) -> tuple[CodeTask, ...]:
+    if tasks is None:
+        return builtin_tasks()
+    if (
+        isinstance(tasks, Sequence)
+        and not isinstance(tasks, str)
+        and tasks
+        and isinstance(tasks[0], CodeTask)
+    ):
+        ready = tuple(task for task in tasks if isinstance(task, CodeTask))
+        if len(ready) != len(tasks):
+            raise ValueError("records mixes CodeTask objects with plain records")
+        check_unique(ready)
+        return ready
+    return load_tasks(tasks)  # type: ignore[arg-type]

@@ -1,0 +1,312 @@
+"""The fork server: a pre-imported interpreter that runs one execution per request.
+
+It runs single-threaded (forking is only safe without threads), as pid 1 of the worker's pid
+namespace when there is one, so that if it dies every execution dies with it. Per request it has a
+zygote (see :mod:`zygote`) fork the execution (see :mod:`child`), watches it (see :mod:`supervise`)
+and answers with what happened. At start-up it tries every layer with a probe execution and drops,
+with a warning, the ones this machine refuses.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import importlib
+import marshal
+import math
+import os
+import resource
+import signal
+import sys
+import time
+from typing import Any, NoReturn
+
+from mrlm.envs.sandbox import protocol
+from mrlm.envs.sandbox.forkserver import child, linux, program, reaping, startup
+from mrlm.envs.sandbox.forkserver import scratch as scratches
+from mrlm.envs.sandbox.forkserver.plan import SWITCHABLE, Plan
+from mrlm.envs.sandbox.forkserver.supervise import Stream, Target, Watch, supervise
+from mrlm.envs.sandbox.forkserver.zygote import Zygote, ZygoteError
+
+#: Limits of the start-up probe execution.
+_PROBE_LIMITS = {
+    "wall_time_s": 10.0,
+    "cpu_time_s": 10.0,
+    "memory_bytes": 1 << 30,
+    "output_bytes": 1 << 16,
+    "file_size_bytes": 1 << 20,
+    "processes": 16,
+    "open_files": 64,
+    "scratch_bytes": 1 << 20,
+    "allow_exec": False,
+}
+_PROBE = {"source": "import os\nos.getcwd()\n", "files": {}, "stdin": "", "limits": _PROBE_LIMITS}
+
+
+def run(channel_in: int, channel_out: int, plan: Plan) -> NoReturn:
+    """Prepare, say whether the server is ready, then serve until the caller closes the channel."""
+    linux.set_parent_death_signal(signal.SIGKILL)
+    linux.set_child_subreaper()  # without a pid namespace of our own, orphans still come to us
+    host_pid = int(os.readlink("/proc/self"))  # /proc is still the host's: this is our pid there
+    try:
+        server = ForkServer(channel_in, channel_out, plan)
+        server.prepare()
+    except BaseException as error:
+        ready = {"ready": False, "error": f"{type(error).__name__}: {error}", "warnings": plan.warnings}
+        protocol.write_message(channel_out, ready)
+        os._exit(1)
+    protocol.write_message(
+        channel_out, {"ready": True, "layers": plan.layers, "warnings": plan.warnings, "pid": host_pid}
+    )
+    server.serve()
+
+
+class ForkServer:
+    """Serves requests ``{source, files, stdin, limits}`` with replies (see :meth:`execute`)."""
+
+    def __init__(self, channel_in: int, channel_out: int, plan: Plan) -> None:
+        self.channel_in = channel_in
+        self.channel_out = channel_out
+        self.plan = plan
+        self._search_path = tuple(sys.path)  # the stdlib of a ``-I -S`` interpreter
+        self._template = self._make_template()
+        self._execution_namespaces: dict[str, tuple[int, int]] = {}  # by layer: flag, own namespace
+        self._filters: dict[tuple[bool, bool], linux.SeccompProgram] = {}
+        self._zygotes: dict[bool, Zygote] = {}  # by allow_exec
+        self._scratch: scratches.PrivateScratch | None = None  # with a mount namespace
+
+    # -- start-up -------------------------------------------------------------------------------
+
+    def prepare(self) -> None:
+        """Try every layer the caller wants, keep what works, preload modules, freeze the heap."""
+        plan = self.plan
+        self._execution_namespaces = startup.execution_namespaces(plan)
+        self._filters = startup.seccomp_filters(plan)
+        for name in plan.config.preload:
+            with contextlib.suppress(ImportError):  # only a speed-up
+                importlib.import_module(name)
+        # The programs' environment; only HOME and TMPDIR change per execution, and only on disk.
+        os.environ.clear()
+        scratch = scratches.PRIVATE if plan.on("mount_namespace") else plan.config.tmpdir
+        os.environ.update(PATH="/usr/local/bin:/usr/bin:/bin", LANG="C.UTF-8", HOME=scratch, TMPDIR=scratch)
+        self._scratch = startup.private_mounts(
+            plan, self._programs_uid(), int(_PROBE_LIMITS["scratch_bytes"])
+        )
+        self._probe()
+        self._close_zygotes()  # new ones will inherit the final state below
+        gc.collect()
+        gc.freeze()  # keep the collector from touching (and so copying) inherited objects in children
+        self._zygote(allow_exec=False)
+
+    def _programs_uid(self) -> int:
+        uid = self._template.sandbox_uid
+        return uid if uid is not None else os.getuid()
+
+    def _probe(self) -> None:
+        """Run a trivial program; on a failed layer, drop it and try again."""
+        for _ in range(len(SWITCHABLE) + 2):
+            self._template = self._make_template()
+            self._close_zygotes()
+            if self._scratch is not None:  # the uid programs run as may have changed
+                self._scratch.change_owner(self._programs_uid())
+            reply = self.execute(_PROBE)
+            error, layer = reply["error"], reply["layer"]
+            if error is None:
+                if reply["exit_code"] != 0:
+                    raise RuntimeError(f"the probe program failed: {reply['stderr'][-2000:]}")
+                return
+            if layer in SWITCHABLE and self.plan.on(layer):
+                self.plan.give_up(layer, f"unavailable here ({error})")
+            else:
+                raise RuntimeError(f"cannot run programs: {error}")
+        raise RuntimeError("cannot run programs: the probe kept failing")
+
+    def _make_template(self) -> child.Template:
+        plan = self.plan
+        uid = plan.sandbox_uid if plan.on("unprivileged_user") else None
+        if uid is not None:
+            extra: int | None = 0  # a uid of its own: only the program's processes count
+        elif plan.on("user_namespace"):
+            extra = 2  # the namespace's only uid: the launcher and the server count too
+        else:
+            extra = None  # the caller's own uid, shared with everything else it runs
+        return child.Template(
+            contained=plan.on("pid_namespace"),
+            private_scratch=plan.on("mount_namespace"),
+            sandbox_uid=uid,
+            drop_capabilities=uid is None,
+            process_limit_extra=extra,
+            search_path=self._search_path,
+            max_fd=resource.getrlimit(resource.RLIMIT_NOFILE)[0],
+        )
+
+    def _zygote(self, allow_exec: bool) -> Zygote:
+        """The zygote for this exec policy, started if need be."""
+        zygote = self._zygotes.get(allow_exec)
+        if zygote is None:
+            seccomp = None
+            if self.plan.on("seccomp"):
+                seccomp = self._filters[allow_exec, not self.plan.on("pid_namespace")]
+            namespaces = tuple(
+                self._execution_namespaces[layer]
+                for layer in self._execution_namespaces
+                if self.plan.on(layer)
+            )
+            scratch = scratches.PRIVATE if self._template.private_scratch else None
+            zygote = Zygote(self._template, seccomp, namespaces, scratch)
+            self._zygotes[allow_exec] = zygote
+        return zygote
+
+    def _close_zygotes(self) -> None:
+        zygotes, self._zygotes = self._zygotes, {}
+        for zygote in zygotes.values():
+            zygote.close()
+
+    # -- serving --------------------------------------------------------------------------------
+
+    def serve(self) -> NoReturn:
+        """Answer requests one at a time until the caller closes the channel (or leaves mid-run)."""
+        while True:
+            reaping.reap_strays()
+            try:
+                request = protocol.read_message(self.channel_in)
+            except protocol.ChannelClosed:
+                os._exit(0)
+            try:
+                reply = self.execute(request)
+            except Exception as error:  # a bug here must not take the worker down
+                reply = {"error": f"the worker failed: {type(error).__name__}: {error}", "layer": None}
+            if reply.pop("caller_gone", False):
+                os._exit(0)
+            try:
+                protocol.write_message(self.channel_out, reply)
+            except OSError:
+                os._exit(0)
+
+    def execute(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Run one program; the reply holds its exit status or signal, output and what went wrong."""
+        limits = request["limits"]
+        allow_exec = bool(limits["allow_exec"])
+        private = self._scratch
+        if private is not None:
+            private.resize(int(limits["scratch_bytes"]))
+        scratch = scratches.PRIVATE if private is not None else scratches.on_disk(self.plan.config.tmpdir)
+        source = request["source"].encode()
+        start = time.monotonic()  # the wall-time clock includes compiling here
+        job = child.Job(
+            source=source,
+            code=program.precompile(source, os.path.join(scratch, program.MAIN)),
+            files=tuple((name, text.encode()) for name, text in (request.get("files") or {}).items()),
+            scratch=scratch,
+            cpu_seconds=max(1, math.ceil(limits["cpu_time_s"])),
+            memory_bytes=int(limits["memory_bytes"]),
+            file_size_bytes=int(limits["file_size_bytes"]),
+            open_files=int(limits["open_files"]),
+            processes=int(limits["processes"]),
+        )
+        opened: list[int] = []
+        try:
+            if private is not None:  # filled here, where it costs no copied pages
+                try:
+                    private.fill(job.files, job.source)
+                except OSError as error:
+                    return {"error": f"cannot write the program's files: {error}", "layer": "scratch"}
+            opened.append(_memfd_with("job", marshal.dumps(tuple(job))))  # from us: marshal is safe here
+            stdin = request.get("stdin", "")
+            # No stdin: /dev/null, at once end-of-file, like the memfd but without making one.
+            opened.append(_memfd_with("stdin", stdin.encode()) if stdin else os.open(os.devnull, os.O_RDONLY))
+            out_read, out_write = os.pipe()
+            err_read, err_write = os.pipe()
+            status_read, status_write = os.pipe()
+            opened += [out_read, out_write, err_read, err_write, status_read, status_write]
+            for_child = [*opened[:2], out_write, err_write, status_write]
+            try:
+                zygote = self._zygote(allow_exec)
+                pid, pidfd = zygote.start(for_child)
+            except ZygoteError as error:
+                self._drop_zygote(allow_exec)
+                layer = "seccomp" if str(error).startswith("seccomp") else None
+                return {"error": str(error), "layer": layer, "caller_gone": False}
+            if pidfd >= 0:
+                opened.append(pidfd)
+            for fd in for_child:
+                os.close(fd)
+                opened.remove(fd)
+            contained = self.plan.on("pid_namespace")
+            try:
+                target = Target(zygote.fileno(), lambda: self._end(pid, pidfd, contained), contained)
+                watch = supervise(
+                    target,
+                    Stream(out_read, limits["output_bytes"]),
+                    Stream(err_read, limits["output_bytes"]),
+                    status_read,
+                    self.channel_in,
+                    start + limits["wall_time_s"],
+                )
+                status, cpu_time = zygote.wait()  # with a pid namespace: once all its processes are gone
+            except BaseException:
+                # The zygote's messages can no longer be trusted to line up: start afresh.
+                self._end(pid, pidfd, contained)
+                self._drop_zygote(allow_exec)
+                raise
+            duration = time.monotonic() - start
+        finally:
+            for fd in opened:
+                os.close(fd)
+            if private is not None:
+                private.empty()
+            else:
+                scratches.remove_tree(scratch)
+        return _reply(watch, status, cpu_time, duration)
+
+    def _drop_zygote(self, allow_exec: bool) -> None:
+        zygote = self._zygotes.pop(allow_exec, None)
+        if zygote is not None:
+            zygote.close()
+
+    def _end(self, pid: int, pidfd: int, contained: bool) -> None:
+        """Contained, killing pid 1 kills its namespace; otherwise also its session and the uid."""
+        reaping.kill(pid, pidfd)
+        if not contained:
+            reaping.kill_group(pid)  # it called setsid
+            uid = self.plan.sandbox_uid if self.plan.on("unprivileged_user") else None
+            if uid is not None:
+                reaping.sweep(uid)
+
+
+def _reply(watch: Watch, status: int, cpu_time: float, duration: float) -> dict[str, Any]:
+    error = layer = None
+    for message in watch.messages:
+        if "error" in message:
+            error, layer = str(message["error"]), message.get("layer")
+            break
+    exit_code = signum = None
+    if os.WIFEXITED(status):
+        exit_code = os.WEXITSTATUS(status)
+    elif os.WIFSIGNALED(status):
+        signum = os.WTERMSIG(status)
+    return {
+        "exit_code": exit_code,
+        "signal": signum,
+        "cpu_time": cpu_time,
+        "timed_out": watch.timed_out,
+        "output_exceeded": watch.output_exceeded,
+        "stdout": watch.stdout.text(),
+        "stderr": watch.stderr.text(),
+        "truncated": watch.stdout.truncated or watch.stderr.truncated,
+        "duration": duration,
+        "error": error,
+        "layer": layer,
+        "caller_gone": watch.caller_gone,
+    }
+
+
+def _memfd_with(name: str, content: bytes) -> int:
+    """An in-memory file holding ``content``, positioned at its start. As stdin: the program reads
+    it, then gets end-of-file, never a hang."""
+    fd = os.memfd_create(name)
+    data = memoryview(content)
+    while data:
+        data = data[os.write(fd, data) :]
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
