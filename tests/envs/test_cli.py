@@ -111,3 +111,13 @@ def test_console_script_plays_through_a_pipe() -> None:
     )
     assert result.returncode == 0, result.stderr
     assert "Episode over (terminated)" in result.stdout
+
+
+def test_sandbox_command_reports_isolation(capsys: pytest.CaptureFixture[str]) -> None:
+    main(["sandbox", "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert report["separate_process"] is True and report["rlimits"] is True
+    assert "separate_process" in report["active"]
+    assert report["test_run"] == "ok"
+    main(["sandbox"])
+    assert "test run: ok" in capsys.readouterr().out

@@ -7,14 +7,13 @@ from typing import Any
 import pytest
 
 from mrlm.envs.code import CodeEnv
-from mrlm.envs.code.env import shared_sandbox
 from mrlm.envs.sandbox import Sandbox
 from tests.envs.code.replies import FAST
 
 
 @pytest.fixture(scope="session")
 def sandbox() -> Sandbox:
-    return shared_sandbox()
+    return Sandbox.shared()
 
 
 @pytest.fixture

@@ -54,14 +54,38 @@ def play_command(
     play(env_id, seed=seed, agent=agent, opponent=opponent, env_kwargs=env_kwargs)
 
 
+def sandbox_command(json_output: Annotated[bool, tyro.conf.arg(name="json")] = False) -> None:
+    """Show which isolation layers the code sandbox has on this machine, and run a test program.
+
+    Args:
+        json_output: print JSON instead of text.
+    """
+    import dataclasses
+
+    from mrlm.envs.sandbox import Sandbox
+
+    sandbox = Sandbox.shared()
+    report = sandbox.isolation
+    result = sandbox.run("print(6 * 7)")
+    if json_output:
+        row = {**dataclasses.asdict(report), "active": list(report.active()), "test_run": result.status.value}
+        print(json.dumps(row, indent=2))
+        return
+    print(f"backend: {report.backend or 'unknown'}")
+    print(f"active:  {', '.join(report.active())}")
+    for warning in report.warnings:
+        print(f"warning: {warning}")
+    print(f"test run: {result.status.value} ({result.duration_s * 1000:.1f} ms)")
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point of ``mrlm-envs``."""
     try:
         tyro.extras.subcommand_cli_from_dict(
-            {"list": list_command, "play": play_command},
+            {"list": list_command, "play": play_command, "sandbox": sandbox_command},
             args=argv,
             prog="mrlm-envs",
-            description="MRLM text environments: list them, play them.",
+            description="MRLM text environments: list them, play them, check the code sandbox.",
         )
     except (UnknownEnvError, EnvArgumentError, ValueError) as error:
         raise SystemExit(f"mrlm-envs: {error}") from None

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -22,23 +20,6 @@ from mrlm.envs.sandbox.api import MIB
 
 #: Longest error message kept per test, in characters.
 ERROR_CHARS = 300
-
-_shared: tuple[int, Sandbox] | None = None
-_shared_lock = threading.Lock()
-
-
-def shared_sandbox() -> Sandbox:
-    """One sandbox for all the code envs of this process, made on first use.
-
-    A sandbox is thread-safe and each execution passes its own limits, so envs need not each start
-    their own workers. A forked child (a vectorized env's worker) makes its own: the parent's
-    workers belong to the parent.
-    """
-    global _shared
-    with _shared_lock:
-        if _shared is None or _shared[0] != os.getpid():
-            _shared = (os.getpid(), Sandbox())
-        return _shared[1]
 
 
 class CodeEnv(TextEnv):
@@ -169,7 +150,7 @@ class CodeEnv(TextEnv):
     @property
     def sandbox(self) -> Sandbox:
         """The sandbox that runs the replies: the one given, else one shared by the process's envs."""
-        return self._sandbox if self._sandbox is not None else shared_sandbox()
+        return self._sandbox if self._sandbox is not None else Sandbox.shared()
 
     def __getstate__(self) -> dict[str, Any]:
         # A sandbox holds worker processes and cannot travel; a copy uses the shared one.

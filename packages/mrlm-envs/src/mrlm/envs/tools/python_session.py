@@ -16,7 +16,6 @@ is not copied back.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -71,7 +70,7 @@ class PythonSession:
         """Run one cell; its output, or :class:`ToolError` with the traceback or the limit reached."""
         files = self._workspace_files()
         files[CELLS_FILE] = json.dumps({"history": self.history, "cell": code})
-        sandbox = self.sandbox if self.sandbox is not None else default_sandbox()
+        sandbox = self.sandbox if self.sandbox is not None else Sandbox.shared()
         try:
             result = sandbox.run(DRIVER_SOURCE, files=files, limits=self.limits)
         except (ValueError, TypeError) as error:  # the sandbox refused the request (files too large)
@@ -122,21 +121,6 @@ class PythonSession:
         state = dict(self.__dict__)
         state["sandbox"] = None  # a sandbox holds worker processes; a copy uses the default one
         return state
-
-
-_fallback: tuple[int, Sandbox] | None = None
-
-
-def default_sandbox() -> Sandbox:
-    """The process-wide sandbox: ``Sandbox.shared()`` where the sandbox offers it, else one made here."""
-    shared = getattr(Sandbox, "shared", None)
-    if callable(shared):
-        sandbox: Sandbox = shared()
-        return sandbox
-    global _fallback
-    if _fallback is None or _fallback[0] != os.getpid():  # a forked child must not reuse its parent's
-        _fallback = (os.getpid(), Sandbox())
-    return _fallback[1]
 
 
 def _join(stdout: str, stderr: str) -> str:
