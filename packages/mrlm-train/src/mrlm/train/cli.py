@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Annotated, Any, Union
 
 import tyro
 
 from mrlm.train.commands import COMMANDS
+from mrlm.train.config_io import ConfigError, load_config
 
 PROG = "mrlm-train"
 DESCRIPTION = "Train LLM agents with reinforcement learning on MRLM environments."
@@ -19,7 +21,14 @@ def main(argv: list[str] | None = None) -> int:
     """
     # A Union of annotated dataclasses is tyro's subcommand form: it parses into an instance of
     # exactly one of them, which identifies the command to run.
-    choices = tuple(Annotated[command.args, tyro.conf.subcommand(command.name)] for command in COMMANDS)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    argv, defaults = _config_defaults(argv)
+    choices = tuple(
+        Annotated[command.args, tyro.conf.subcommand(command.name, default=defaults.get(command.name))]
+        if command.name in defaults
+        else Annotated[command.args, tyro.conf.subcommand(command.name)]
+        for command in COMMANDS
+    )
     # Built at run time from COMMANDS, so it is a value to tyro and opaque (Any) to type checkers.
     union: Any = Union[choices]  # noqa: UP007
     args: Any = tyro.cli(
@@ -34,3 +43,33 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(args, command.args):
             return command.run(args)
     raise AssertionError(f"no command for parsed arguments {args!r}")
+
+
+def _config_defaults(argv: list[str]) -> tuple[list[str], dict[str, Any]]:
+    """Take ``--config FILE`` out of ``argv``; load it as the defaults of the chosen subcommand.
+
+    Flags given after it still override the file, since tyro parses them over these defaults.
+    """
+    if "--config" not in argv and not any(a.startswith("--config=") for a in argv):
+        return argv, {}
+    rest: list[str] = []
+    path: str | None = None
+    items = iter(argv)
+    for arg in items:
+        if arg == "--config":
+            path = next(items, None)
+            if path is None:
+                raise SystemExit(f"{PROG}: --config needs a file path")
+        elif arg.startswith("--config="):
+            path = arg.split("=", 1)[1]
+        else:
+            rest.append(arg)
+    name = next((a for a in rest if not a.startswith("-")), None)
+    command = next((c for c in COMMANDS if c.name == name), None)
+    if command is None:
+        raise SystemExit(f"{PROG}: --config needs a subcommand that takes one, such as `{PROG} grpo --config run.yaml`")
+    assert path is not None
+    try:
+        return rest, {command.name: load_config(command.args, path)}
+    except ConfigError as error:
+        raise SystemExit(f"{PROG}: {error}") from None

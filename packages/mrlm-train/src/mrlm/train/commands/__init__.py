@@ -11,6 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from mrlm.train.algorithms.grpo import GRPOConfig
+from mrlm.train.commands.grpo import run_grpo
 from mrlm.train.commands.info import InfoArgs, run_info
 from mrlm.train.commands.tiny_model import TinyModelArgs, run_tiny_model
 
@@ -28,5 +30,6 @@ class Command(Generic[ArgsT]):
 
 COMMANDS: tuple[Command[Any], ...] = (
     Command("info", InfoArgs, run_info),
+    Command("grpo", GRPOConfig, run_grpo),
     Command("tiny-model", TinyModelArgs, run_tiny_model),
 )

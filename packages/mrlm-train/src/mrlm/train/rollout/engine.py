@@ -138,6 +138,15 @@ class RolloutEngine:
             turn += 1
         return [self._trajectory(e) for e in episodes]
 
+    def state_dict(self) -> dict[str, int]:
+        """The counters that make successive :meth:`collect` calls differ, for checkpoints."""
+        return {"calls": self._calls, "next_group": self._next_group}
+
+    def load_state_dict(self, state: Mapping[str, int]) -> None:
+        """Continue from :meth:`state_dict`: the next call collects what it would have collected."""
+        self._calls = int(state["calls"])
+        self._next_group = int(state["next_group"])
+
     def close(self) -> None:
         """Close every pooled env."""
         for env in self._envs:
