@@ -67,7 +67,9 @@ def _config_defaults(argv: list[str]) -> tuple[list[str], dict[str, Any]]:
     name = next((a for a in rest if not a.startswith("-")), None)
     command = next((c for c in COMMANDS if c.name == name), None)
     if command is None:
-        raise SystemExit(f"{PROG}: --config needs a subcommand that takes one, such as `{PROG} grpo --config run.yaml`")
+        raise SystemExit(
+            f"{PROG}: --config needs a subcommand that takes one, such as `{PROG} grpo --config run.yaml`"
+        )
     assert path is not None
     try:
         return rest, {command.name: load_config(command.args, path)}

@@ -1,0 +1,340 @@
+"""GRPO: group relative policy optimisation on any Gymnasium text env.
+
+Shao et al. 2024 (DeepSeekMath), with the variants that later work showed to matter, each a switch
+of :class:`GRPOConfig` backed by a pure function in :mod:`mrlm.train.ops`:
+
+1. **rollout**: ``prompts_per_step`` tasks (env seeds), ``group_size`` episodes each, all reset with
+   the task's seed so that a group answers the same task;
+2. **scoring**: each trajectory's total reward; with ``dynamic_sampling`` groups whose rewards are all
+   equal are dropped and more tasks sampled (DAPO);
+3. **advantages**: ``A_i = (r_i - mean_group(r)) / (std + eps)`` (std per group, per batch or none);
+4. **update**: ``num_iterations`` passes over the batch in micro-batches, minimising::
+
+       L = agg_t[ -min(ratio_t A, clip(ratio_t, 1 - clip_low, 1 + clip_high) A) + kl_coef * k3_t ]
+
+   with ``ratio_t = pi(y_t) / pi_old(y_t)`` per token or per sequence (GSPO) and ``agg`` the
+   per-sequence mean, the token mean (DAPO) or a constant normaliser (Dr. GRPO);
+5. **logging** and checkpoints.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import torch
+
+from mrlm.train.generation import HFGenerator, SamplingParams
+from mrlm.train.generation.logprobs import token_logprobs
+from mrlm.train.loop import DistributedConfig, OptimConfig, RunConfig, TrainingSession
+from mrlm.train.ops.advantages import group_relative_advantages, groups_with_signal
+from mrlm.train.ops.kl import kl_k3
+from mrlm.train.ops.policy_loss import aggregate, clipped_surrogate, importance_ratio
+from mrlm.train.policy import ModelConfig, load_policy
+from mrlm.train.rollout import RolloutEngine, Trajectory
+from mrlm.train.rollout.batch import RolloutBatch, collate
+
+
+@dataclass
+class GRPOConfig:
+    """Everything one GRPO run needs. Flags on the command line, or a YAML file with the same keys."""
+
+    env_id: str = "mrlm/Math-v0"
+    """Environment id (``mrlm-envs list``), local or remote."""
+    env_kwargs: str = "{}"
+    """The env's keyword arguments as a JSON object, such as '{"level": 1}'."""
+    model: ModelConfig = field(default_factory=lambda: ModelConfig(name_or_path="tiny"))
+    """The policy: a Hugging Face model name or path, or "tiny" for a small local model."""
+
+    group_size: int = 8
+    """Episodes per task (answers compared with each other)."""
+    prompts_per_step: int = 2
+    """Tasks per optimizer step and process; the batch is prompts_per_step * group_size episodes."""
+    max_new_tokens: int = 64
+    """Longest reply, in tokens."""
+    temperature: float = 1.0
+    """Sampling temperature of the rollouts."""
+    top_p: float = 1.0
+    """Nucleus sampling threshold."""
+    max_turns: int = 1
+    """Replies per episode after which the rollout stops (multi-turn envs)."""
+
+    std_scaling: Literal["group", "batch", "none"] = "group"
+    """Divide centred rewards by the group's std (GRPO), the batch's, or not at all (Dr. GRPO)."""
+    clip_low: float = 0.2
+    """Lower clip of the importance ratio: 1 - clip_low."""
+    clip_high: float = 0.2
+    """Upper clip of the importance ratio: 1 + clip_high (DAPO's clip-higher uses 0.28)."""
+    ratio_level: Literal["token", "sequence"] = "token"
+    """Importance ratio per token (GRPO) or per sequence (GSPO)."""
+    aggregation: Literal["sequence_mean", "token_mean", "constant"] = "sequence_mean"
+    """Average of token losses: per sequence (GRPO), per token (DAPO), constant normaliser (Dr. GRPO)."""
+    kl_coef: float = 0.0
+    """Weight of the k3 KL to the frozen initial policy; 0 skips the reference model."""
+    num_iterations: int = 1
+    """Optimisation passes over each batch of rollouts."""
+    micro_batch_size: int = 8
+    """Trajectories per forward/backward pass."""
+    dynamic_sampling: bool = False
+    """Drop groups whose rewards are all equal and sample more tasks (DAPO)."""
+    max_sampling_rounds: int = 4
+    """With dynamic_sampling: rollout rounds per step before training on what there is."""
+
+    run: RunConfig = field(default_factory=lambda: RunConfig(output_dir="runs/grpo", max_steps=50))
+    """Output directory, steps, seed, checkpoints, logging."""
+    optim: OptimConfig = field(default_factory=lambda: OptimConfig(learning_rate=1e-4))
+    """Optimizer and learning-rate schedule."""
+    dist: DistributedConfig = field(default_factory=DistributedConfig)
+    """DDP/FSDP, mixed precision, gradient accumulation."""
+
+    def __post_init__(self) -> None:
+        if self.group_size < 2:
+            raise ValueError(
+                f"group_size must be at least 2 (advantages compare answers), got {self.group_size}"
+            )
+        if self.prompts_per_step < 1 or self.micro_batch_size < 1 or self.num_iterations < 1:
+            raise ValueError("prompts_per_step, micro_batch_size and num_iterations must be at least 1")
+        batch = self.group_size * self.prompts_per_step
+        if batch % self.micro_batch_size != 0:
+            raise ValueError(
+                f"the batch of {batch} trajectories (group_size {self.group_size} x prompts_per_step "
+                f"{self.prompts_per_step}) does not split into micro-batches of {self.micro_batch_size}"
+            )
+        if self.max_sampling_rounds < 1:
+            raise ValueError("max_sampling_rounds must be at least 1")
+        self.parsed_env_kwargs()
+
+    def parsed_env_kwargs(self) -> dict[str, Any]:
+        try:
+            kwargs = json.loads(self.env_kwargs)
+        except json.JSONDecodeError as error:
+            raise ValueError(f"env_kwargs is not valid JSON: {error}") from None
+        if not isinstance(kwargs, dict):
+            raise ValueError("env_kwargs must be a JSON object, such as '{\"level\": 1}'")
+        return kwargs
+
+
+@dataclass
+class StepStats:
+    """What one update step reports (also the keys of metrics.jsonl)."""
+
+    reward: float
+    loss: float
+    kl: float
+    clip_fraction: float
+    approx_kl: float
+    groups_kept: float
+    tokens_per_s: float
+
+
+def grpo_loss(
+    model: Any,
+    batch: RolloutBatch,
+    adv: torch.Tensor,
+    config: GRPOConfig,
+    *,
+    ref_logprobs: torch.Tensor | None,
+    num_sequences: float,
+    num_tokens: float,
+) -> tuple[torch.Tensor, dict[str, float]]:
+    """The GRPO loss of one micro-batch, normalised so that micro-batch losses sum to the batch loss.
+
+    Args:
+        model: the policy being trained.
+        batch: ``B`` trajectories (``[B, T]`` tensors), with the log-probs recorded at sampling time.
+        adv: ``[B]`` advantages.
+        ref_logprobs: ``[B, T]`` log-probs under the reference model, needed when ``kl_coef > 0``.
+        num_sequences, num_tokens: sequences and masked tokens of the whole batch (all micro-batches).
+    """
+    temperature = config.temperature if config.temperature > 0 else 1.0
+    logp = token_logprobs(model, batch.input_ids, batch.attention_mask, batch.mask, temperature)  # [B, T]
+    ratio = importance_ratio(logp, batch.old_logprobs, batch.mask, config.ratio_level)
+    token_loss, stats = clipped_surrogate(
+        ratio, adv, batch.mask, clip_low=config.clip_low, clip_high=config.clip_high
+    )
+    kl_value = 0.0
+    if config.kl_coef > 0:
+        assert ref_logprobs is not None
+        kl = kl_k3(logp, ref_logprobs) * batch.mask
+        token_loss = token_loss + config.kl_coef * kl
+        kl_value = float(kl.sum() / batch.mask.sum().clamp(min=1.0))
+    loss = aggregate(
+        token_loss,
+        batch.mask,
+        config.aggregation,
+        num_sequences=num_sequences,
+        num_tokens=num_tokens,
+        max_length=config.max_new_tokens * config.max_turns,
+    )
+    return loss, {"clip_fraction": stats.clip_fraction, "approx_kl": stats.approx_kl, "kl": kl_value}
+
+
+class _TaskSeeds:
+    """Hands out task seeds: distinct per process, reproducible, resumable."""
+
+    def __init__(self, base: int, rank: int, world_size: int) -> None:
+        self.base, self.rank, self.world_size = base, rank, world_size
+        self.cursor = 0
+
+    def take(self, n: int) -> list[int]:
+        seeds = [self.base + (self.cursor + i) * self.world_size + self.rank for i in range(n)]
+        self.cursor += n
+        return seeds
+
+
+def collect_batch(
+    engine: RolloutEngine, seeds: _TaskSeeds, config: GRPOConfig
+) -> tuple[list[Trajectory], float]:
+    """Rollout and scoring: ``prompts_per_step`` groups, with dynamic sampling when enabled.
+
+    Returns the trajectories (group-contiguous) and the share of sampled groups that were kept.
+    """
+    kept: list[Trajectory] = []
+    sampled = kept_groups = 0
+    for _ in range(config.max_sampling_rounds if config.dynamic_sampling else 1):
+        needed = config.prompts_per_step - len(kept) // config.group_size
+        trajectories = engine.collect(seeds.take(needed), config.group_size)
+        rewards = torch.tensor([t.total_reward for t in trajectories], dtype=torch.float32)
+        useful = groups_with_signal(rewards, config.group_size)
+        sampled += len(useful)
+        for g, keep in enumerate(useful.tolist()):
+            if keep or not config.dynamic_sampling:
+                kept.extend(trajectories[g * config.group_size : (g + 1) * config.group_size])
+                kept_groups += 1
+        if len(kept) >= config.prompts_per_step * config.group_size:
+            break
+    if not kept:  # every group was flat: train on the last round (zero advantages, zero gradient)
+        kept = trajectories
+    return kept[: config.prompts_per_step * config.group_size], kept_groups / max(sampled, 1)
+
+
+def train(config: GRPOConfig) -> Path:
+    """Run GRPO as configured; return the directory of the final model (``save_pretrained`` format)."""
+    model, tokenizer = load_policy(config.model)
+    ref_model = None
+    if config.kl_coef > 0:
+        ref_model, _ = load_policy(config.model)
+        ref_model.eval().requires_grad_(False)
+
+    with TrainingSession(
+        model, run=config.run, optim=config.optim, dist=config.dist, config=dataclasses.asdict(config)
+    ) as session:
+        if ref_model is not None:
+            ref_model.to(session.device)
+        generator = HFGenerator(session.unwrapped_model, tokenizer)
+        sampling = SamplingParams(
+            max_new_tokens=config.max_new_tokens,
+            temperature=config.temperature,
+            top_p=config.top_p,
+            seed=config.run.seed * 1_000_003 + session.rank,
+        )
+        engine = RolloutEngine(
+            config.env_id,
+            generator,
+            tokenizer,
+            sampling,
+            env_kwargs=config.parsed_env_kwargs(),
+            max_turns=config.max_turns,
+        )
+        seeds = _TaskSeeds(base=config.run.seed * 1_000_000, rank=session.rank, world_size=session.world_size)
+        state = session.restore()
+        if state:
+            seeds.cursor = int(state["seed_cursor"])
+            engine.load_state_dict(state["engine"])
+
+        with engine:
+            while session.step < config.run.max_steps:
+                stats = _train_step(session, engine, seeds, config, tokenizer, ref_model)
+                session.log(dataclasses.asdict(stats))
+                session.maybe_save({"seed_cursor": seeds.cursor, "engine": engine.state_dict()})
+        return session.save_final(tokenizer)
+
+
+def _train_step(
+    session: TrainingSession,
+    engine: RolloutEngine,
+    seeds: _TaskSeeds,
+    config: GRPOConfig,
+    tokenizer: Any,
+    ref_model: Any,
+) -> StepStats:
+    started = time.perf_counter()
+    # 1-2. rollout and scoring
+    session.unwrapped_model.eval()
+    trajectories, kept_share = collect_batch(engine, seeds, config)
+    session.unwrapped_model.train()
+    batch = collate(trajectories, tokenizer.pad_token_id, device=session.device)
+
+    # 3. advantages
+    adv = group_relative_advantages(batch.rewards, config.group_size, scale=config.std_scaling)
+
+    ref_logprobs = None
+    if ref_model is not None:
+        with torch.no_grad():
+            ref_logprobs = token_logprobs(
+                ref_model, batch.input_ids, batch.attention_mask, batch.mask, config.temperature or 1.0
+            )
+
+    # 4. update: num_iterations passes, each one optimizer step over the whole batch
+    size = len(trajectories)
+    num_tokens = float(batch.mask.sum())
+    # DDP/FSDP average gradients over processes: each process's loss is the mean over its own batch.
+    losses, extras = [], []
+    for _ in range(config.num_iterations):
+        starts = list(range(0, size, config.micro_batch_size))
+        for i, start in enumerate(starts):
+            rows = slice(start, start + config.micro_batch_size)
+            micro = RolloutBatch(*(getattr(batch, f.name)[rows] for f in dataclasses.fields(batch)))
+            refs = ref_logprobs[rows] if ref_logprobs is not None else None
+            sync = i == len(starts) - 1
+            with _maybe(session.no_sync(), not sync):
+                loss, extra = grpo_loss(
+                    session.model,
+                    micro,
+                    adv[rows],
+                    config,
+                    ref_logprobs=refs,
+                    num_sequences=size,
+                    num_tokens=num_tokens,
+                )
+                session.backward(loss)
+            losses.append(float(loss.detach()))
+            extras.append(extra)
+        session.optimizer_step()
+
+    elapsed = time.perf_counter() - started
+    passes = config.num_iterations
+    return StepStats(
+        reward=session.all_reduce_mean(float(batch.rewards.mean())),
+        loss=session.all_reduce_mean(sum(losses) / passes),
+        kl=session.all_reduce_mean(_mean(e["kl"] for e in extras)),
+        clip_fraction=session.all_reduce_mean(_mean(e["clip_fraction"] for e in extras)),
+        approx_kl=session.all_reduce_mean(_mean(e["approx_kl"] for e in extras)),
+        groups_kept=kept_share,
+        tokens_per_s=num_tokens * session.world_size / max(elapsed, 1e-9),
+    )
+
+
+def _mean(values: Any) -> float:
+    items = list(values)
+    return sum(items) / len(items) if items else math.nan
+
+
+class _maybe:  # noqa: N801 (reads as a keyword at the call site)
+    """``with _maybe(ctx, condition):`` enters ``ctx`` only when ``condition`` holds."""
+
+    def __init__(self, context: Any, condition: bool) -> None:
+        self.context, self.condition = context, condition
+
+    def __enter__(self) -> None:
+        if self.condition:
+            self.context.__enter__()
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.condition:
+            self.context.__exit__(*exc)

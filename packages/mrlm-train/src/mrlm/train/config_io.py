@@ -1,0 +1,75 @@
+"""Config dataclasses from YAML files: ``--config run.yaml`` fills the same dataclasses the flags do.
+
+Keys mirror the dataclass fields, nested dataclasses are nested mappings. Unknown keys are errors that
+name the key's path and the closest field, so a typo never passes silently.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import json
+import types
+import typing
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+
+T = TypeVar("T")
+
+
+class ConfigError(ValueError):
+    """A config file that cannot fill the config dataclass; the message names the key path."""
+
+
+def load_config(cls: type[T], path: str | Path) -> T:
+    """Read ``path`` (YAML or JSON) into an instance of the dataclass ``cls``."""
+    file = Path(path)
+    if not file.is_file():
+        raise ConfigError(f"config file {str(file)!r} does not exist")
+    try:
+        data = yaml.safe_load(file.read_text(encoding="utf-8"))
+    except yaml.YAMLError as error:
+        raise ConfigError(f"{file}: not valid YAML: {error}") from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{file}: the top level must be a mapping of config keys")
+    return from_dict(cls, data, where=str(file))
+
+
+def from_dict(cls: type[T], data: dict[str, Any], *, where: str = "config") -> T:
+    """Build ``cls`` from ``data``, recursing into nested dataclass fields."""
+    if not dataclasses.is_dataclass(cls):
+        raise TypeError(f"{cls!r} is not a dataclass")
+    hints = typing.get_type_hints(cls)
+    fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
+    values: dict[str, Any] = {}
+    for key, value in data.items():
+        if key not in fields:
+            close = difflib.get_close_matches(str(key), list(fields), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ConfigError(f"{where}: unknown key {key!r}{hint}; known keys: {', '.join(fields)}")
+        values[key] = _convert(hints[key], value, f"{where}.{key}")
+    try:
+        return cls(**values)
+    except (TypeError, ValueError) as error:
+        raise ConfigError(f"{where}: {error}") from None
+
+
+def _convert(hint: Any, value: Any, where: str) -> Any:
+    if dataclasses.is_dataclass(hint) and isinstance(hint, type):
+        if not isinstance(value, dict):
+            raise ConfigError(f"{where}: expected a mapping, got {type(value).__name__}")
+        return from_dict(hint, value, where=where)
+    origin = typing.get_origin(hint)
+    if origin is tuple and isinstance(value, list):
+        return tuple(value)
+    if hint is str and isinstance(value, dict):
+        return json.dumps(value)  # JSON-object string fields (env_kwargs) may be written as mappings
+    if origin in (typing.Union, types.UnionType):
+        for option in typing.get_args(hint):
+            if dataclasses.is_dataclass(option) and isinstance(value, dict):
+                return _convert(option, value, where)
+    return value

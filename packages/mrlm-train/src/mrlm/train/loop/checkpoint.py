@@ -1,0 +1,249 @@
+"""Checkpoints on disk: layout, atomic saving, finding the latest, loading, pruning.
+
+Layout of ``<output_dir>/checkpoints/step-000123/`` (the step is the number of optimizer steps
+done)::
+
+    state/           model and optimizer, written with torch.distributed.checkpoint (DCP)
+    rank-00000.pt    per process: its python/numpy/torch RNG states and its extra_state
+    trainer.pt       step, scheduler (and fp16 loss-scaler) state
+    config.yaml      the run's resolved config
+    meta.json        format, step, world size, strategy: written last
+
+Why DCP for the model and optimizer, in every strategy: under FSDP each process writes only its
+own shards, in parallel, with no process ever holding the whole model (a gathered full state dict
+would need it all in one process's memory); without FSDP the same call writes one copy of the
+replicated tensors. Keys are plain parameter names (no DDP ``module.`` or FSDP prefixes), so a
+checkpoint is independent of the wrapper: DCP reshards on load, e.g. to another number of processes
+(model and optimizer only: per-process RNG streams then cannot be continued exactly).
+
+Atomicity: everything is written into ``checkpoints/.tmp-step-000123``, flushed to disk, and only
+then renamed to ``step-000123``. A process killed while saving leaves a ``.tmp-`` directory, which
+is never taken for a checkpoint and is deleted when the next session starts; the previous checkpoints
+stay untouched. Old checkpoints are first renamed to ``.trash-...``, then deleted.
+
+All ranks share ``output_dir`` (a shared filesystem when there are several machines).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from mrlm.train.loop.errors import CheckpointError
+from mrlm.train.loop.fsio import fsync_dir, fsync_tree, remove_tree, write_text, write_torch
+
+CHECKPOINTS = "checkpoints"
+TEMP_PREFIX = ".tmp-"
+TRASH_PREFIX = ".trash-"
+FORMAT_VERSION = 1
+META = "meta.json"
+TRAINER = "trainer.pt"
+STATE = "state"
+CONFIG = "config.yaml"
+
+_STEP_DIR = re.compile(r"^step-(\d+)$")
+
+
+def checkpoint_name(step: int) -> str:
+    """Directory name of the checkpoint taken after ``step`` optimizer steps."""
+    return f"step-{step:06d}"
+
+
+def rank_file(rank: int) -> str:
+    """File name of one process's RNG and extra state."""
+    return f"rank-{rank:05d}.pt"
+
+
+def list_checkpoints(output_dir: Path) -> list[tuple[int, Path]]:
+    """Committed checkpoints of a run as ``(step, path)``, oldest first; temporary ones are ignored."""
+    root = output_dir / CHECKPOINTS
+    if not root.is_dir():
+        return []
+    found = []
+    for entry in root.iterdir():
+        match = _STEP_DIR.match(entry.name)
+        if match and entry.is_dir():
+            found.append((int(match.group(1)), entry))
+    return sorted(found)
+
+
+def latest_checkpoint(output_dir: Path) -> Path | None:
+    """The committed checkpoint with the most steps, or None."""
+    found = list_checkpoints(output_dir)
+    return found[-1][1] if found else None
+
+
+def resolve_resume(resume: str, output_dir: Path) -> Path | None:
+    """The checkpoint that ``run.resume`` names: "latest", "auto" (None if there is none) or a path."""
+    if resume in ("latest", "auto"):
+        latest = latest_checkpoint(output_dir)
+        if latest is None and resume == "latest":
+            raise CheckpointError(
+                f'resume="latest" but there is no checkpoint in {output_dir / CHECKPOINTS} '
+                '(use resume="auto" to start fresh when there is none)'
+            )
+        return latest
+    path = Path(resume)
+    if not path.is_dir():
+        raise CheckpointError(f"checkpoint {path} does not exist (or is not a directory)")
+    return path
+
+
+def clean_stale(output_dir: Path) -> None:
+    """Delete what interrupted saves and prunes left behind (main process, nobody saving)."""
+    root = output_dir / CHECKPOINTS
+    if not root.is_dir():
+        return
+    for entry in root.iterdir():
+        if entry.name.startswith((TEMP_PREFIX, TRASH_PREFIX)):
+            remove_tree(entry)
+
+
+def begin(output_dir: Path, step: int) -> Path:
+    """Create the empty temporary directory of a checkpoint (main process) and return it."""
+    root = output_dir / CHECKPOINTS
+    root.mkdir(parents=True, exist_ok=True)
+    temporary = root / f"{TEMP_PREFIX}{checkpoint_name(step)}"
+    remove_tree(temporary)
+    temporary.mkdir()
+    return temporary
+
+
+def write_state(directory: Path, model: torch.nn.Module, optimizer: torch.optim.Optimizer) -> None:
+    """Write model and optimizer with DCP into ``directory/state``. Collective: every rank calls it.
+
+    ``model`` is the unwrapped module (for DDP) or the FSDP-sharded one. DCP fills in optimizer
+    state that does not exist yet (before the first step) by a zero-lr step; that state is dropped
+    again here, and :func:`load_state` drops it on load, so saving never changes training.
+    """
+    import torch.distributed.checkpoint as dcp
+    from torch.distributed.checkpoint.state_dict import get_state_dict
+
+    had_state = bool(optimizer.state)
+    model_state, optimizer_state = get_state_dict(model, optimizer)
+    with _single_process_quiet():
+        dcp.save(
+            {"model": model_state, "optimizer": optimizer_state},
+            storage_writer=dcp.FileSystemWriter(directory / STATE, sync_files=True),
+            no_dist=not _has_process_group(),
+        )
+    if not had_state:
+        optimizer.state.clear()
+
+
+def write_rank(directory: Path, rank: int, state: dict[str, Any]) -> None:
+    """Write one process's RNG and extra state."""
+    write_torch(directory / rank_file(rank), state)
+
+
+def write_trainer(directory: Path, state: dict[str, Any], config_yaml: str) -> None:
+    """Write the step, scheduler and scaler state and the config (main process)."""
+    write_torch(directory / TRAINER, state)
+    write_text(directory / CONFIG, config_yaml)
+
+
+def write_meta(directory: Path, meta: dict[str, Any]) -> None:
+    """Write meta.json, the last file of a checkpoint (main process)."""
+    write_text(directory / META, json.dumps({"format": FORMAT_VERSION, **meta}, indent=2) + "\n")
+
+
+def commit(temporary: Path, output_dir: Path, step: int) -> Path:
+    """Make a fully written temporary checkpoint visible under its final name (main process)."""
+    fsync_tree(temporary)
+    root = output_dir / CHECKPOINTS
+    final = root / checkpoint_name(step)
+    trash = root / f"{TRASH_PREFIX}{final.name}-{os.getpid()}"
+    if final.exists():  # the same step saved twice: the new one wins
+        os.replace(final, trash)
+    os.replace(temporary, final)
+    fsync_dir(root)
+    remove_tree(trash)
+    return final
+
+
+def prune(output_dir: Path, keep: int) -> None:
+    """Delete all but the ``keep`` newest checkpoints (``keep == 0`` keeps all; main process)."""
+    if keep == 0:
+        return
+    root = output_dir / CHECKPOINTS
+    for _, path in list_checkpoints(output_dir)[:-keep]:
+        trash = root / f"{TRASH_PREFIX}{path.name}-{os.getpid()}"
+        os.replace(path, trash)  # never leaves a half-deleted step-* behind
+        fsync_dir(root)
+        remove_tree(trash)
+
+
+def read_meta(path: Path) -> dict[str, Any]:
+    """Check a checkpoint has all its parts and return its meta.json."""
+    if not path.is_dir():
+        raise CheckpointError(f"checkpoint {path} does not exist")
+    try:
+        meta: dict[str, Any] = json.loads((path / META).read_text(encoding="utf-8"))
+    except FileNotFoundError as err:
+        raise CheckpointError(f"checkpoint {path} is incomplete: no {META}") from err
+    except (OSError, ValueError) as err:
+        raise CheckpointError(f"checkpoint {path} has an unreadable {META}: {err}") from err
+    if meta.get("format") != FORMAT_VERSION:
+        raise CheckpointError(
+            f"checkpoint {path} has format {meta.get('format')!r}, expected {FORMAT_VERSION}"
+        )
+    for part in (TRAINER, f"{STATE}/.metadata"):
+        if not (path / part).is_file():
+            raise CheckpointError(f"checkpoint {path} is incomplete: no {part}")
+    return meta
+
+
+def load_state(
+    path: Path, model: torch.nn.Module, optimizer: torch.optim.Optimizer, meta: dict[str, Any]
+) -> None:
+    """Load model and optimizer in place from ``path/state``. Collective: every rank calls it."""
+    import torch.distributed.checkpoint as dcp
+    from torch.distributed.checkpoint.state_dict import get_state_dict, set_state_dict
+
+    model_state, optimizer_state = get_state_dict(model, optimizer)
+    try:
+        # Loads in place into the tensors of both state dicts.
+        with _single_process_quiet():
+            dcp.load(
+                {"model": model_state, "optimizer": optimizer_state},
+                storage_reader=dcp.FileSystemReader(path / STATE),
+                no_dist=not _has_process_group(),
+            )
+        set_state_dict(model, optimizer, model_state_dict=model_state, optim_state_dict=optimizer_state)
+    except (Exception, dcp.api.CheckpointException) as err:  # DCP's own error is a BaseException
+        raise CheckpointError(f"checkpoint {path} could not be loaded: {type(err).__name__}: {err}") from err
+    if not meta.get("optimizer_has_state", True):
+        optimizer.state.clear()
+
+
+def load_torch(path: Path, checkpoint: Path) -> Any:
+    """``torch.load`` a checkpoint file (weights only: no arbitrary code), naming the checkpoint on failure."""
+    if not path.is_file():
+        raise CheckpointError(f"checkpoint {checkpoint} is incomplete: no {path.name}")
+    try:
+        return torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as err:
+        raise CheckpointError(f"checkpoint {checkpoint} has an unreadable {path.name}: {err}") from err
+
+
+@contextlib.contextmanager
+def _single_process_quiet() -> Iterator[None]:
+    """Silence DCP's warning that a run without a process group is a single process: it is meant."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings(
+            "ignore", message="torch.distributed is disabled, unavailable or uninitialized"
+        )
+        yield
+
+
+def _has_process_group() -> bool:
+    """Whether DCP can coordinate through a process group (else each call is a one-process save/load)."""
+    return torch.distributed.is_available() and torch.distributed.is_initialized()

@@ -1,0 +1,27 @@
+"""Errors raised by the training loop, each carrying what a person needs to act on it."""
+
+from __future__ import annotations
+
+
+class NonFiniteError(FloatingPointError):
+    """A loss, metric or gradient became NaN or infinite; the optimizer did not step.
+
+    ``step`` is the number of the optimizer step being computed (1 for the first update), matching
+    the step of its logged metrics and of the checkpoint it would have produced; ``where`` names
+    the value (e.g. ``"loss"``) and ``parameter`` the first parameter, in ``named_parameters()``
+    order, whose gradient is non-finite (None when the error is not about a gradient).
+    """
+
+    def __init__(self, message: str, *, step: int, where: str, parameter: str | None = None) -> None:
+        super().__init__(message)
+        self.step = step
+        self.where = where
+        self.parameter = parameter
+
+
+class CheckpointError(RuntimeError):
+    """A checkpoint is missing, incomplete or unreadable; the message names its path."""
+
+
+class DistributedSetupError(RuntimeError):
+    """The processes are not set up the way the requested strategy needs, so training would be wrong."""

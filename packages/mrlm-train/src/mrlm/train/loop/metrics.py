@@ -1,0 +1,74 @@
+"""The metrics file: one JSON object per line, ``{"step": ..., "time": ..., **metrics}``.
+
+``time`` is the Unix time of the call. The file is appended to and flushed on every call, so it is
+complete up to the last logged step when a run dies, and it stays readable by anything that reads
+JSON lines (non-finite values are written as ``NaN`` / ``Infinity``, which Python's json reads).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import IO, Any
+
+from mrlm.train.loop.fsio import replace_text
+
+METRICS_FILE = "metrics.jsonl"
+
+
+def to_float(value: Any) -> float:
+    """A metric as a Python float (tensors and numpy scalars included)."""
+    item = getattr(value, "item", None)
+    return float(item() if callable(item) else value)
+
+
+class MetricsLog:
+    """Appends metric records to a JSONL file."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._handle: IO[str] | None = None
+
+    def write(self, step: int, metrics: Mapping[str, Any]) -> dict[str, Any]:
+        """Append one record and return it."""
+        record: dict[str, Any] = {"step": step, "time": time.time()}
+        record.update({key: to_float(value) for key, value in metrics.items()})
+        if self._handle is None:
+            self._handle = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 (kept open for the run)
+        self._handle.write(json.dumps(record) + "\n")
+        self._handle.flush()
+        return record
+
+    def truncate_after(self, step: int) -> None:
+        """Drop records of steps after ``step``: on resume they belong to a future that was lost."""
+        self.close()
+        if not self.path.exists():
+            return
+        kept = [line for line in self.path.read_text(encoding="utf-8").splitlines() if _step_of(line) <= step]
+        replace_text(self.path, "".join(line + "\n" for line in kept))
+
+    def close(self) -> None:
+        """Close the file (a later write reopens it)."""
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None
+
+
+def read_metrics(path: Path) -> list[dict[str, Any]]:
+    """All records of a metrics file; for a step logged twice, the last record wins, in step order."""
+    by_step: dict[int, dict[str, Any]] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            record = json.loads(line)
+            by_step[int(record["step"])] = record
+    return [by_step[step] for step in sorted(by_step)]
+
+
+def _step_of(line: str) -> float:
+    """The step of a record line; a torn last line (the process died mid-write) counts as infinitely late."""
+    try:
+        return float(json.loads(line)["step"])
+    except (ValueError, KeyError, TypeError):
+        return float("inf")

@@ -1,0 +1,179 @@
+"""GRPO: the loss is exact under micro-batching, one step moves log-probs the way the advantages say,
+a run writes metrics, checkpoints and a loadable model, resumes exactly, and reads YAML configs."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from mrlm.train.algorithms.grpo import GRPOConfig, grpo_loss, train
+from mrlm.train.cli import main
+from mrlm.train.config_io import ConfigError, load_config
+from mrlm.train.generation import HFGenerator, SamplingParams
+from mrlm.train.generation.logprobs import token_logprobs
+from mrlm.train.loop import OptimConfig, RunConfig
+from mrlm.train.ops.advantages import group_relative_advantages
+from mrlm.train.policy import ModelConfig, load_policy
+from mrlm.train.rollout import RolloutEngine
+from mrlm.train.rollout.batch import RolloutBatch, collate
+
+
+def _config(tmp_path: Path, **overrides: object) -> GRPOConfig:
+    base = {
+        "env_kwargs": '{"level": 1}',
+        "group_size": 4,
+        "prompts_per_step": 2,
+        "max_new_tokens": 8,
+        "micro_batch_size": 4,
+        "run": RunConfig(output_dir=str(tmp_path / "run"), max_steps=2, progress_bar=False),
+        "optim": OptimConfig(learning_rate=1e-3),
+    }
+    base.update(overrides)
+    return GRPOConfig(**base)  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="module")
+def rollout() -> tuple[object, object, RolloutBatch]:
+    torch.manual_seed(0)
+    model, tokenizer = load_policy(ModelConfig(name_or_path="tiny"))
+    with torch.no_grad():  # a livelier model than the default init, so replies differ
+        for parameter in model.parameters():
+            parameter.normal_(0, 0.3)
+    engine = RolloutEngine(
+        "mrlm/Math-v0",
+        HFGenerator(model, tokenizer),
+        tokenizer,
+        SamplingParams(max_new_tokens=8, seed=0),
+        env_kwargs={"level": 1},
+    )
+    with engine:
+        trajectories = engine.collect([1, 2], group_size=4)
+    return model, tokenizer, collate(trajectories, tokenizer.pad_token_id)
+
+
+def test_micro_batches_sum_to_the_batch_loss(rollout: tuple[object, object, RolloutBatch]) -> None:
+    model, _, batch = rollout
+    config = GRPOConfig(group_size=4, prompts_per_step=2, micro_batch_size=4, aggregation="token_mean")
+    adv = torch.linspace(0.1, 1.5, 8)
+    tokens = float(batch.mask.sum())
+    full, _ = grpo_loss(model, batch, adv, config, ref_logprobs=None, num_sequences=8, num_tokens=tokens)
+    parts = 0.0
+    for rows in (slice(0, 4), slice(4, 8)):
+        micro = RolloutBatch(*(getattr(batch, f.name)[rows] for f in dataclasses.fields(batch)))
+        loss, _ = grpo_loss(
+            model, micro, adv[rows], config, ref_logprobs=None, num_sequences=8, num_tokens=tokens
+        )
+        parts += float(loss.detach())
+    assert parts == pytest.approx(float(full.detach()), rel=1e-5)
+    # On-policy (ratio 1, no clipping) the token-mean loss is -sum(A * mask) / tokens.
+    expected = -float((adv.unsqueeze(1) * batch.mask).sum()) / tokens
+    assert float(full.detach()) == pytest.approx(expected, rel=1e-4)
+
+
+def test_one_step_moves_logprobs_with_the_advantages(rollout: tuple[object, object, RolloutBatch]) -> None:
+    model, _, batch = rollout
+    config = GRPOConfig(group_size=4, prompts_per_step=2, micro_batch_size=8)
+    adv = torch.tensor([1.0, -1.0, 1.0, -1.0, -1.0, 1.0, -1.0, 1.0])
+    before = token_logprobs(model, batch.input_ids, batch.attention_mask, batch.mask).detach()
+    state = {k: v.clone() for k, v in model.state_dict().items()}  # type: ignore[attr-defined]
+    loss, _ = grpo_loss(model, batch, adv, config, ref_logprobs=None, num_sequences=8, num_tokens=1.0)
+    loss.backward()
+    with torch.no_grad():
+        for parameter in model.parameters():  # type: ignore[attr-defined]
+            parameter -= 0.05 * parameter.grad
+            parameter.grad = None
+    after = token_logprobs(model, batch.input_ids, batch.attention_mask, batch.mask).detach()
+    model.load_state_dict(state)  # type: ignore[attr-defined]
+    change = ((after - before) * batch.mask).sum(dim=1) / batch.mask.sum(dim=1)
+    assert float(change[adv > 0].mean()) > 0 > float(change[adv < 0].mean())
+
+
+def test_advantages_of_a_collected_batch_are_group_relative(
+    rollout: tuple[object, object, RolloutBatch],
+) -> None:
+    _, _, batch = rollout
+    adv = group_relative_advantages(batch.rewards, 4)
+    assert torch.allclose(adv.view(2, 4).sum(dim=1), torch.zeros(2), atol=1e-5)
+    assert batch.groups.view(2, 4).unique(dim=1).shape[1] == 1  # each group is contiguous
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"group_size": 1}, "group_size must be at least 2"),
+        ({"micro_batch_size": 3}, "does not split into micro-batches of 3"),
+        ({"env_kwargs": "{level: 1}"}, "env_kwargs is not valid JSON"),
+        ({"env_kwargs": "[1]"}, "must be a JSON object"),
+    ],
+)
+def test_contradictory_configs_are_refused(
+    tmp_path: Path, overrides: dict[str, object], message: str
+) -> None:
+    with pytest.raises(ValueError, match=message):
+        _config(tmp_path, **overrides)
+
+
+def test_unknown_env_id_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(KeyError, match="unknown env id 'mrlm/Nope-v0'"):
+        train(_config(tmp_path, env_id="mrlm/Nope-v0"))
+
+
+@pytest.mark.slow
+def test_run_writes_metrics_and_a_loadable_model_and_resumes_exactly(tmp_path: Path) -> None:
+    from transformers import AutoModelForCausalLM
+
+    straight = _config(
+        tmp_path / "a", run=RunConfig(output_dir=str(tmp_path / "a"), max_steps=4, progress_bar=False)
+    )
+    final = train(straight)
+    rows = [json.loads(line) for line in (tmp_path / "a" / "metrics.jsonl").read_text().splitlines()]
+    assert [row["step"] for row in rows] == [1, 2, 3, 4]
+    assert all(key in rows[0] for key in ("reward", "loss", "kl", "clip_fraction", "tokens_per_s"))
+    assert AutoModelForCausalLM.from_pretrained(final) is not None
+
+    first = RunConfig(output_dir=str(tmp_path / "b"), max_steps=2, save_every=2, progress_bar=False)
+    train(_config(tmp_path, run=first))
+    second = dataclasses.replace(first, max_steps=4, resume="latest")
+    train(_config(tmp_path, run=second))
+    resumed = [json.loads(line) for line in (tmp_path / "b" / "metrics.jsonl").read_text().splitlines()]
+    assert [row["step"] for row in resumed] == [1, 2, 3, 4]
+    for a, b in zip(rows, resumed, strict=True):
+        assert a["loss"] == pytest.approx(b["loss"], abs=1e-6)
+        assert a["reward"] == b["reward"]
+
+
+def test_yaml_config_fills_the_dataclasses_and_names_bad_keys(tmp_path: Path) -> None:
+    good = tmp_path / "run.yaml"
+    good.write_text("env_kwargs: {level: 2}\ngroup_size: 4\nrun: {max_steps: 7, output_dir: out}\n")
+    config = load_config(GRPOConfig, good)
+    assert config.parsed_env_kwargs() == {"level": 2}
+    assert (config.group_size, config.run.max_steps, config.run.output_dir) == (4, 7, "out")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("run: {max_stpes: 3}\n")
+    with pytest.raises(ConfigError, match=r"unknown key 'max_stpes' \(did you mean 'max_steps'\?\)"):
+        load_config(GRPOConfig, bad)
+
+
+def test_cli_flags_override_the_config_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[GRPOConfig] = []
+    monkeypatch.setattr("mrlm.train.cli.COMMANDS", _capturing_commands(seen))
+    config_file = tmp_path / "run.yaml"
+    config_file.write_text("group_size: 4\nprompts_per_step: 3\nmicro_batch_size: 4\n")
+    assert main(["grpo", "--config", str(config_file), "--prompts-per-step", "2"]) == 0
+    assert (seen[0].group_size, seen[0].prompts_per_step) == (4, 2)
+    with pytest.raises(SystemExit, match="does not exist"):
+        main(["grpo", "--config", str(tmp_path / "missing.yaml")])
+
+
+def _capturing_commands(seen: list[GRPOConfig]) -> tuple[object, ...]:
+    from mrlm.train import commands
+
+    def capture(config: GRPOConfig) -> int:
+        seen.append(config)
+        return 0
+
+    return tuple(dataclasses.replace(c, run=capture) if c.name == "grpo" else c for c in commands.COMMANDS)

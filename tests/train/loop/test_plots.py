@@ -1,0 +1,49 @@
+"""Training curves: a valid PNG from metrics.jsonl; matplotlib stays out until plotting.
+
+matplotlib is a dependency of mrlm-train's plotting: this test fails (it is not skipped) when it is
+missing, so a broken install is noticed.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mrlm.train.loop.plots import plot_metrics
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def _metrics(path: Path) -> Path:
+    lines = [{"step": step, "time": 0.0, "loss": 2.0 / step, "reward": step / 10} for step in range(1, 11)]
+    lines.append({"step": 10, "time": 1.0, "loss": 0.1, "reward": 1.0})  # a resumed step: last wins
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+def test_plot_writes_a_png(tmp_path: Path) -> None:
+    out = plot_metrics(_metrics(tmp_path / "metrics.jsonl"), tmp_path / "plots" / "curves.png")
+    assert out == tmp_path / "plots" / "curves.png"
+    assert out.read_bytes()[:8] == PNG_MAGIC
+    assert out.stat().st_size > 1000
+
+
+def test_plot_without_any_key_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="none of"):
+        plot_metrics(_metrics(tmp_path / "metrics.jsonl"), tmp_path / "x.png", keys=("kl",))
+
+
+@pytest.mark.slow
+def test_importing_plots_does_not_import_matplotlib() -> None:
+    code = "import sys, mrlm.train.loop.plots; assert 'matplotlib' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+
+
+def test_missing_matplotlib_says_what_to_install(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # makes `import matplotlib` fail
+    with pytest.raises(ImportError, match="pip install matplotlib"):
+        plot_metrics(_metrics(tmp_path / "metrics.jsonl"), tmp_path / "x.png")
