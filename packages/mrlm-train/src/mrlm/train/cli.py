@@ -75,3 +75,7 @@ def _config_defaults(argv: list[str]) -> tuple[list[str], dict[str, Any]]:
         return rest, {command.name: load_config(command.args, path)}
     except ConfigError as error:
         raise SystemExit(f"{PROG}: {error}") from None
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

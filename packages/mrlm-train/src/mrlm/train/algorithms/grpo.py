@@ -224,6 +224,10 @@ def train(config: GRPOConfig) -> Path:
     with TrainingSession(
         model, run=config.run, optim=config.optim, dist=config.dist, config=dataclasses.asdict(config)
     ) as session:
+        if session.strategy == "fsdp":
+            # Sharded weights are gathered by collectives on every forward, so all processes would
+            # have to generate in lockstep; replies of different lengths would leave them waiting.
+            raise ValueError("GRPO does not generate under FSDP yet; use --dist.strategy ddp")
         if ref_model is not None:
             ref_model.to(session.device)
         generator = HFGenerator(session.unwrapped_model, tokenizer)
