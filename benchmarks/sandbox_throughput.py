@@ -2,7 +2,10 @@
 ``python`` subprocess per execution (what one would write without a sandbox). Prints JSON.
 
 Both run the same program with the same number of client threads, in one run, alternating in
-rounds so that whatever else the machine is doing weighs on both alike.
+rounds so that whatever else the machine is doing weighs on both alike. Each execution's source
+differs by a comment, as solutions sampled from a model would, so that the sandbox's cache of
+compiled programs never helps (``--same-program`` measures the case where it does: a fixed test
+harness given its input on stdin, say).
 
 Run: ``uv run python benchmarks/sandbox_throughput.py --executions 3000 --concurrency 8``
 """
@@ -10,13 +13,13 @@ Run: ``uv run python benchmarks/sandbox_throughput.py --executions 3000 --concur
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import platform
 import statistics
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -89,36 +92,34 @@ def main() -> None:
     parser.add_argument(
         "--rounds", type=int, default=5, help="alternations of the two (evens out other load)"
     )
+    parser.add_argument("--same-program", action="store_true", help="run the very same source every time")
     args = parser.parse_args()
 
     sandbox = Sandbox(Limits(wall_time_s=10.0), workers=args.workers)
     isolation = sandbox.isolation
     sandbox.run_many([PROGRAM] * (2 * sandbox.workers))  # warm-up: every worker started and used once
 
+    numbers = itertools.count()
+
+    def program() -> str:
+        return PROGRAM if args.same_program else f"{PROGRAM}# execution {next(numbers)}\n"
+
     def sandboxed() -> bool:
-        result = sandbox.run(PROGRAM)
+        result = sandbox.run(program())
         return result.ok and result.stdout == "passed\n"
 
+    def fresh_subprocess() -> bool:
+        command = [sys.executable, "-c", program()]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
+        return done.returncode == 0 and done.stdout == "passed\n"
+
+    fresh_subprocess()  # warm-up: page cache
     sandboxed_numbers, baseline = Measurement(), Measurement()
-    with tempfile.TemporaryDirectory() as scratch:
-        path = os.path.join(scratch, "main.py")
-        with open(path, "w") as handle:
-            handle.write(PROGRAM)
-
-        def fresh_subprocess() -> bool:
-            done = subprocess.run(
-                [sys.executable, path], capture_output=True, text=True, timeout=60, check=False
-            )
-            return done.returncode == 0 and done.stdout == "passed\n"
-
-        fresh_subprocess()  # warm-up: page cache
-        rounds = max(1, args.rounds)
-        for round_ in range(rounds):
-            share = slice(round_, None, rounds)  # this round's part of each total
-            baseline.add_round(
-                fresh_subprocess, len(range(args.baseline_executions)[share]), args.concurrency
-            )
-            sandboxed_numbers.add_round(sandboxed, len(range(args.executions)[share]), args.concurrency)
+    rounds = max(1, args.rounds)
+    for round_ in range(rounds):
+        share = slice(round_, None, rounds)  # this round's part of each total
+        baseline.add_round(fresh_subprocess, len(range(args.baseline_executions)[share]), args.concurrency)
+        sandboxed_numbers.add_round(sandboxed, len(range(args.executions)[share]), args.concurrency)
     sandbox.close()
 
     sandbox_summary, baseline_summary = sandboxed_numbers.summary(), baseline.summary()
@@ -129,6 +130,7 @@ def main() -> None:
         "concurrency": args.concurrency,
         "workers": sandbox.workers,
         "rounds": rounds,
+        "same_program": args.same_program,
         "sandbox": sandbox_summary,
         "fresh_subprocess": baseline_summary,
         "speedup": round(sandbox_summary["executions_per_s"] / baseline_summary["executions_per_s"], 1),

@@ -11,6 +11,7 @@ from __future__ import annotations
 import atexit
 import builtins
 import contextlib
+import functools
 import os
 import signal
 import sys
@@ -78,6 +79,11 @@ def precompile(source: bytes, path: str) -> types.CodeType | None:
     hundred pages of the inherited interpreter."""
     if len(source) > _PRECOMPILE_MAX_BYTES:
         return None
+    return _precompile(source, path)
+
+
+@functools.lru_cache(maxsize=64)  # the same program, a test harness say, often runs again and again
+def _precompile(source: bytes, path: str) -> types.CodeType | None:
     try:
         return _compile(source, path)
     except Exception:

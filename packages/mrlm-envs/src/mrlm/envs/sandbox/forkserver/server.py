@@ -74,6 +74,10 @@ class ForkServer:
         self._filters: dict[tuple[bool, bool], linux.SeccompProgram] = {}
         self._zygotes: dict[bool, Zygote] = {}  # by allow_exec
         self._scratch: scratches.PrivateScratch | None = None  # with a mount namespace
+        # Kept open, given to every execution: the job's memfd (rewritten each time; the zygote
+        # reads it before forking) and /dev/null (the stdin of programs given none).
+        self._job_file = os.memfd_create("job")
+        self._null = os.open(os.devnull, os.O_RDONLY)
 
     # -- start-up -------------------------------------------------------------------------------
 
@@ -211,15 +215,19 @@ class ForkServer:
                     private.fill(job.files, job.source)
                 except OSError as error:
                     return {"error": f"cannot write the program's files: {error}", "layer": "scratch"}
-            opened.append(_memfd_with("job", marshal.dumps(tuple(job))))  # from us: marshal is safe here
+            _rewrite(self._job_file, marshal.dumps(tuple(job)))  # from us: marshal is safe here
             stdin = request.get("stdin", "")
-            # No stdin: /dev/null, at once end-of-file, like the memfd but without making one.
-            opened.append(_memfd_with("stdin", stdin.encode()) if stdin else os.open(os.devnull, os.O_RDONLY))
+            if stdin:
+                stdin_fd = os.memfd_create("stdin")
+                opened.append(stdin_fd)
+                _rewrite(stdin_fd, stdin.encode())
+            else:  # /dev/null: at once end-of-file, like an empty memfd but without making one
+                stdin_fd = self._null
             out_read, out_write = os.pipe()
             err_read, err_write = os.pipe()
             status_read, status_write = os.pipe()
             opened += [out_read, out_write, err_read, err_write, status_read, status_write]
-            for_child = [*opened[:2], out_write, err_write, status_write]
+            for_child = [self._job_file, stdin_fd, out_write, err_write, status_write]
             try:
                 zygote = self._zygote(allow_exec)
                 pid, pidfd = zygote.start(for_child)
@@ -229,7 +237,7 @@ class ForkServer:
                 return {"error": str(error), "layer": layer, "caller_gone": False}
             if pidfd >= 0:
                 opened.append(pidfd)
-            for fd in for_child:
+            for fd in (out_write, err_write, status_write):
                 os.close(fd)
                 opened.remove(fd)
             contained = self.plan.on("pid_namespace")
@@ -301,12 +309,12 @@ def _reply(watch: Watch, status: int, cpu_time: float, duration: float) -> dict[
     }
 
 
-def _memfd_with(name: str, content: bytes) -> int:
-    """An in-memory file holding ``content``, positioned at its start. As stdin: the program reads
-    it, then gets end-of-file, never a hang."""
-    fd = os.memfd_create(name)
+def _rewrite(fd: int, content: bytes) -> None:
+    """Make the in-memory file ``fd`` hold ``content``, positioned at its start (as stdin, the
+    program reads it, then gets end-of-file, never a hang)."""
+    os.ftruncate(fd, 0)
+    os.lseek(fd, 0, os.SEEK_SET)
     data = memoryview(content)
     while data:
         data = data[os.write(fd, data) :]
     os.lseek(fd, 0, os.SEEK_SET)
-    return fd
