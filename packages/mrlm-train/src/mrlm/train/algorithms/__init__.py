@@ -6,7 +6,10 @@ algorithms whose code exists in this package; an algorithm module adds its entry
 
 from __future__ import annotations
 
-ALGORITHMS: dict[str, str] = {}
+ALGORITHMS: dict[str, str] = {
+    "grpo": "group relative policy optimisation on any text env (with DAPO, Dr. GRPO and GSPO switches)",
+    "sft": "supervised fine-tuning on chats, prompt/completion pairs or recorded trajectories",
+}
 
 
 def available_algorithms() -> tuple[str, ...]:

@@ -1,0 +1,42 @@
+"""``mrlm-train plot``: draw a run's training curves from its metrics.jsonl as a PNG."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated
+
+import tyro
+
+
+@dataclass(frozen=True)
+class PlotArgs:
+    """Draw the curves of a run's metrics.jsonl (reward and loss by default) into a PNG file."""
+
+    run_dir: Annotated[Path, tyro.conf.Positional, tyro.conf.arg(metavar="RUN_DIR")]
+    """The run's output directory (the one holding metrics.jsonl)."""
+    keys: tuple[str, ...] = ("reward", "loss")
+    """Metrics to draw, one panel each; those the run did not log are left out."""
+    output: Path | None = None
+    """PNG file to write; defaults to RUN_DIR/metrics.png."""
+
+
+def run_plot(args: PlotArgs) -> int:
+    """Write the PNG and print its path; 1 with a message when there is nothing to draw."""
+    from mrlm.train.loop.metrics import METRICS_FILE
+    from mrlm.train.loop.plots import plot_metrics
+
+    metrics = args.run_dir / METRICS_FILE
+    if not metrics.is_file():
+        print(
+            f"mrlm-train plot: {metrics} does not exist (is {args.run_dir} a run directory?)", file=sys.stderr
+        )
+        return 1
+    try:
+        out = plot_metrics(metrics, args.output or args.run_dir / "metrics.png", keys=args.keys)
+    except ValueError as error:
+        print(f"mrlm-train plot: {error}", file=sys.stderr)
+        return 1
+    print(f"plot: {out}")
+    return 0

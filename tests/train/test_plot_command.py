@@ -1,0 +1,40 @@
+"""``mrlm-train plot``: a run's metrics.jsonl becomes a PNG; a missing run or metric is a clear error."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from mrlm.train.cli import main
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def _run_dir(tmp_path: Path) -> Path:
+    run = tmp_path / "run"
+    run.mkdir()
+    rows = [{"step": step, "time": 0.0, "reward": step / 10, "loss": 1 / step} for step in range(1, 21)]
+    (run / "metrics.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return run
+
+
+def test_plot_writes_a_png_next_to_the_metrics(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = _run_dir(tmp_path)
+    assert main(["plot", str(run)]) == 0
+    assert (run / "metrics.png").read_bytes()[:8] == PNG_MAGIC
+    assert f"plot: {run / 'metrics.png'}" in capsys.readouterr().out
+
+
+def test_plot_keys_and_output_are_chosen_by_flags(tmp_path: Path) -> None:
+    out = tmp_path / "curves" / "reward.png"
+    assert main(["plot", str(_run_dir(tmp_path)), "--keys", "reward", "--output", str(out)]) == 0
+    assert out.read_bytes()[:8] == PNG_MAGIC
+
+
+def test_plot_errors_name_the_problem(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["plot", str(tmp_path / "nowhere")]) == 1
+    assert "metrics.jsonl does not exist" in capsys.readouterr().err
+    assert main(["plot", str(_run_dir(tmp_path)), "--keys", "kl"]) == 1
+    assert "none of ['kl']" in capsys.readouterr().err
