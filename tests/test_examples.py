@@ -40,3 +40,14 @@ def test_example_runs(name: str, tmp_path: Path) -> None:
     )
     assert result.returncode == 0, f"{name} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
     assert result.stdout.strip(), f"{name} printed nothing"
+
+
+@pytest.mark.parametrize("name", sorted(path.name for path in EXAMPLES.glob("*.yaml")))
+def test_example_configs_load(name: str) -> None:
+    """Each YAML example fills the config of the command its name starts with (grpo_, sft_)."""
+    from mrlm.train.commands import COMMANDS
+    from mrlm.train.config_io import load_config
+
+    command = next(c for c in COMMANDS if name.startswith(c.name + "_"))
+    config = load_config(command.args, EXAMPLES / name)
+    assert isinstance(config, command.args)
