@@ -23,3 +23,10 @@ def register_builtin_envs() -> None:
         description="Answer questions by calling tools (calculator, search, Python, files).",
         gymnasium_entry_point="mrlm.envs.tools.env:ToolUseEnv",
     )
+    register_env(
+        "mrlm/Debate-v0",
+        description="Two or more debaters argue a motion over rounds; a rule-based or model judge decides.",
+        aec_entry_point="mrlm.envs.debate.env:DebateEnv",
+        parallel_entry_point="mrlm.envs.debate.env:DebateParallelEnv",
+        default_kind="aec",
+    )
