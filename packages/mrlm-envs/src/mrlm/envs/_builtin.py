@@ -30,3 +30,10 @@ def register_builtin_envs() -> None:
         parallel_entry_point="mrlm.envs.debate.env:DebateParallelEnv",
         default_kind="aec",
     )
+    register_env(
+        "mrlm/Writing-v0",
+        description="Agents write complementary parts of one text (summary and expansion, introduction parts).",
+        aec_entry_point="mrlm.envs.writing.env:WritingAECEnv",
+        parallel_entry_point="mrlm.envs.writing.env:WritingEnv",
+        default_kind="parallel",
+    )
