@@ -31,6 +31,20 @@ def register_builtin_envs() -> None:
         default_kind="aec",
     )
     register_env(
+        "mrlm/CoopCode-v0",
+        description="Agents write a helper and the main function that uses it; the team is rewarded by tests.",
+        aec_entry_point="mrlm.envs.coop_code.env:CoopCodeAECEnv",
+        parallel_entry_point="mrlm.envs.coop_code.env:CoopCodeEnv",
+        default_kind="parallel",
+    )
+    register_env(
+        "mrlm/ClassCompletion-v0",
+        description="Agents share the methods of a class skeleton; the assembled class is tested.",
+        aec_entry_point="mrlm.envs.class_completion.env:ClassCompletionAECEnv",
+        parallel_entry_point="mrlm.envs.class_completion.env:ClassCompletionEnv",
+        default_kind="parallel",
+    )
+    register_env(
         "mrlm/Writing-v0",
         description="Agents write complementary parts of one text (summary and expansion, introduction parts).",
         aec_entry_point="mrlm.envs.writing.env:WritingAECEnv",

@@ -1,0 +1,343 @@
+"""``mrlm/ClassCompletion-v0``: agents share the methods of a class skeleton; the class is tested.
+
+:class:`ClassCompletionEnv` is the parallel form (the default of the registered id),
+:class:`ClassCompletionAECEnv` the turn-based one; :func:`parallel_env` and :func:`env` are
+PettingZoo-style factories.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+
+from mrlm.envs.class_completion.classes import builtin_classes
+from mrlm.envs.class_completion.classeval import ClassSource, load_class_tasks
+from mrlm.envs.class_completion.feedback import drafts_text
+from mrlm.envs.class_completion.game import ClassCompletionGame
+from mrlm.envs.class_completion.methods import ReplyCode
+from mrlm.envs.class_completion.ownership import ASSIGNMENTS, Assignment
+from mrlm.envs.class_completion.scoring import check_weights
+from mrlm.envs.class_completion.tasks import ClassTask
+from mrlm.envs.core.multi_agent import Outcome, TextAECEnv, TextParallelEnv
+from mrlm.envs.core.text_env import RENDER_MODES
+from mrlm.envs.sandbox import Limits, Sandbox
+from mrlm.envs.sandbox.api import MIB
+
+#: What ``records`` accepts: ClassEval records (a JSON or JSONL path, a list of dicts, a Dataset) or tasks.
+Records = ClassSource | Sequence[ClassTask]
+
+
+class ClassCompletionEnv(TextParallelEnv):
+    """Class completion: agents implement the methods of one class skeleton between them.
+
+    ## Description
+    A task is a class skeleton in ClassEval's format: imports, a class docstring, a given
+    constructor, and stubs (signature and docstring) of the methods to write; five built-in classes
+    ship with the env, and ClassEval records can be loaded. The agents are ``agent_0``,
+    ``agent_1``, ...; each step is one round in which every agent replies with method definitions.
+
+    Who writes what (``assignment``):
+
+    - ``"env"``: at reset the methods are shuffled by the seed and dealt round-robin, so the split is
+      as even as it can be. An agent may implement only its own methods.
+    - ``"agents"``: the agents split the work themselves by what they write. A method belongs to the
+      first agent that implements it (earlier rounds first; within a round, the agent listed first),
+      for the rest of the episode. In the turn-based form an agent sees what its teammates wrote
+      earlier in the round, so it can pick other methods.
+
+    In both, implementing a teammate's method is an overwrite: the writer's version is dropped and it
+    pays ``overwrite_penalty``. Copies of the skeleton's stubs implement nothing and are ignored, and
+    the constructor stays as given. Private helper methods outside the skeleton are allowed (claimed
+    like methods in ``"agents"``). The class keeps each method's latest version from round to round;
+    it is assembled from the skeleton and tested in the sandbox (each ``unittest`` test method is one
+    test), never in this process. A round in which no method is implemented runs no test.
+
+    ## Action Space
+    ``TextSpace`` per agent: any ``str`` (the model's reply), at most 65536 characters.
+
+    ## Observation Space
+    ``Dict({"text": TextSpace})`` per agent: on reset, the skeleton, the split of the work and the
+    rules. After a round, the outcome, scores, the agent's penalty and who owns which method and,
+    while rounds remain, the assembled class and the first failing test.
+
+    ## Rewards
+    The team's score of the class is a weighted sum of components in [0, 1] (``info["components"]``):
+
+    | component | meaning | default weight |
+    |---|---|---|
+    | ``coverage`` | share of the skeleton's methods implemented | 0.2 |
+    | ``tests`` | share of the class's tests passed | 0.6 |
+    | ``balance`` | how evenly the implemented methods are split: 1 for the most even split, 0 when one agent wrote all (see ``mrlm.envs.class_completion.scoring``) | 0.2 |
+
+    Each agent's reward in a round is the change in the team's score since the previous round (the
+    score itself in the first) minus its own penalties of the round: ``idle_penalty`` when it owns
+    no implemented method although it could have one, and ``overwrite_penalty`` per teammate's
+    method it implemented. An episode's return is the final team score minus the penalties paid.
+
+    ``info`` holds ``team_score``, ``components``, ``counts`` (implemented methods per agent),
+    ``owners`` (method -> agent or None), ``implemented``, ``penalties`` (per agent), ``outcome``,
+    ``passed``, ``total``, ``all_passed``, ``results`` (one ``{"passed", "error", "timed_out"}`` per
+    test), ``message`` and ``program`` (the assembled module), and for the agent itself ``penalty``,
+    ``idle``, ``accepted`` (methods it placed this round) and ``overwrites``.
+
+    ## Starting State
+    ``reset(seed=s)`` draws the class (and, with ``assignment="env"``, the deal) from ``s``;
+    ``options={"task_id": ...}`` or ``{"index": i}`` picks the class. The reset ``info`` holds
+    ``system_prompt``, ``task_id``, ``source``, ``class_name``, ``methods``, ``assignment``,
+    ``assigned`` (the agent's methods, empty with ``"agents"``) and ``num_tests``.
+
+    ## Episode End
+    - Termination: every test passes, or ``max_turns`` rounds have been played.
+    - Truncation: after ``max_cycles`` rounds, when given.
+
+    ## Arguments
+    >>> import mrlm.envs
+    >>> env = mrlm.envs.make("mrlm/ClassCompletion-v0", num_agents=3, assignment="agents")
+    >>> env.possible_agents
+    ['agent_0', 'agent_1', 'agent_2']
+
+    | argument | default | meaning |
+    |---|---|---|
+    | ``records`` | ``None`` | the built-in classes; or ClassEval records (a list of dicts, a JSON or JSONL path, a Dataset) or ``ClassTask`` objects |
+    | ``num_agents`` | 2 | team size (at least 2) |
+    | ``assignment`` | ``"env"`` | ``"env"`` deals the methods, ``"agents"`` lets the agents claim them |
+    | ``max_turns`` | 2 | rounds per episode; None for no limit of its own (``max_cycles`` is then required) |
+    | ``weights`` | ``None`` | weights of the team components, over the defaults above |
+    | ``idle_penalty`` | 0.2 | charged per round to an agent that owns no implemented method |
+    | ``overwrite_penalty`` | 0.1 | charged per teammate's method an agent implements |
+    | ``time_limit_s`` | 10.0 | wall and CPU time of one run of the class with all its tests |
+    | ``test_time_limit_s`` | 2.0 | time of each test, and of loading the class |
+    | ``memory_limit_mb`` | 512 | memory of the process that runs the class |
+    | ``feedback_chars`` | 1000 | longest error detail shown after a round |
+    | ``sandbox`` | ``None`` | the ``Sandbox`` that runs the classes; by default one shared by the process |
+    | ``max_cycles`` | ``None`` | rounds after which the episode is truncated |
+    | ``render_mode`` | ``None`` | ``"ansi"`` returns the transcript, ``"human"`` prints it |
+
+    Known limits: tests compare through ``unittest``'s assertions, which the harness's strict checks
+    do not cover (an object that claims to equal anything can pass ``assertEqual``).
+
+    ## Version History
+    - v0: first version.
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {
+        "render_modes": list(RENDER_MODES),
+        "name": "class_completion_v0",
+        "is_parallelizable": True,
+    }
+
+    def __init__(
+        self,
+        *,
+        records: Records | None = None,
+        num_agents: int = 2,
+        assignment: Assignment = "env",
+        max_turns: int | None = 2,
+        weights: Mapping[str, float] | None = None,
+        idle_penalty: float = 0.2,
+        overwrite_penalty: float = 0.1,
+        time_limit_s: float = 10.0,
+        test_time_limit_s: float = 2.0,
+        memory_limit_mb: int = 512,
+        feedback_chars: int = 1000,
+        sandbox: Sandbox | None = None,
+        max_cycles: int | None = None,
+        render_mode: str | None = None,
+    ) -> None:
+        agents = agent_names(num_agents)
+        super().__init__(agents, max_cycles=max_cycles, render_mode=render_mode)
+        self.game = build_game(
+            agents,
+            records=records,
+            assignment=assignment,
+            max_turns=max_turns,
+            max_cycles=max_cycles,
+            weights=weights,
+            idle_penalty=idle_penalty,
+            overwrite_penalty=overwrite_penalty,
+            time_limit_s=time_limit_s,
+            test_time_limit_s=test_time_limit_s,
+            memory_limit_mb=memory_limit_mb,
+            feedback_chars=feedback_chars,
+            sandbox=sandbox,
+        )
+
+    def _start(self, rng: np.random.Generator, options: dict[str, Any]) -> Mapping[str, Mapping[str, Any]]:
+        return self.game.start(rng, options)
+
+    def _observe(self, agent: str) -> str:
+        return self.game.observe(agent)
+
+    def _act(self, actions: Mapping[str, str]) -> Outcome:
+        return self.game.play(actions)
+
+
+class ClassCompletionAECEnv(TextAECEnv):
+    """The turn-based form of :class:`ClassCompletionEnv`, with the same arguments, rewards and ``info``.
+
+    The agents reply in order (``agent_0`` first), and each one sees the methods its teammates have
+    already implemented in the same round. A round ends when the last agent has replied: the
+    implementations are then placed (in agent order), the class is tested and scored, and every agent
+    receives its reward (``last()`` gives it to each agent at its next turn). Until the next round
+    ends, each agent's ``info`` is that of the last judged round (the reset info before the first).
+    ``max_cycles`` counts rounds.
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {
+        "render_modes": list(RENDER_MODES),
+        "name": "class_completion_v0",
+        # The turn-based form shows drafts that the parallel form cannot, so it is not parallelizable.
+        "is_parallelizable": False,
+    }
+
+    def __init__(
+        self,
+        *,
+        records: Records | None = None,
+        num_agents: int = 2,
+        assignment: Assignment = "env",
+        max_turns: int | None = 2,
+        weights: Mapping[str, float] | None = None,
+        idle_penalty: float = 0.2,
+        overwrite_penalty: float = 0.1,
+        time_limit_s: float = 10.0,
+        test_time_limit_s: float = 2.0,
+        memory_limit_mb: int = 512,
+        feedback_chars: int = 1000,
+        sandbox: Sandbox | None = None,
+        max_cycles: int | None = None,
+        render_mode: str | None = None,
+    ) -> None:
+        agents = agent_names(num_agents)
+        super().__init__(agents, max_cycles=max_cycles, render_mode=render_mode)
+        self.game = build_game(
+            agents,
+            records=records,
+            assignment=assignment,
+            max_turns=max_turns,
+            max_cycles=max_cycles,
+            weights=weights,
+            idle_penalty=idle_penalty,
+            overwrite_penalty=overwrite_penalty,
+            time_limit_s=time_limit_s,
+            test_time_limit_s=test_time_limit_s,
+            memory_limit_mb=memory_limit_mb,
+            feedback_chars=feedback_chars,
+            sandbox=sandbox,
+        )
+        self._replies: dict[str, str] = {}
+        self._drafts: dict[str, ReplyCode] = {}
+        self._judged: Mapping[str, Mapping[str, Any]] = {}
+
+    def _start(self, rng: np.random.Generator, options: dict[str, Any]) -> Mapping[str, Mapping[str, Any]]:
+        self._replies, self._drafts = {}, {}
+        self._judged = self.game.start(rng, options)
+        return self._judged
+
+    def _observe(self, agent: str) -> str:
+        drafts = {other: draft for other, draft in self._drafts.items() if other != agent}
+        return self.game.observe(agent) + drafts_text(drafts)
+
+    def _act(self, agent: str, action: str) -> Outcome:
+        self._replies[agent] = action
+        self._drafts[agent] = self.game.draft(action)
+        if len(self._replies) < len(self.agents):
+            return Outcome(infos=self._judged)
+        outcome = self.game.play(self._replies)
+        self._replies, self._drafts = {}, {}
+        self._judged = outcome.infos
+        return outcome
+
+
+def parallel_env(**kwargs: Any) -> ClassCompletionEnv:
+    """A :class:`ClassCompletionEnv`. As in PettingZoo's own factories, ``max_cycles`` bounds the
+    episode: given without ``max_turns``, the env's own round budget is lifted."""
+    return ClassCompletionEnv(**_cycles_bound_turns(kwargs))
+
+
+def env(**kwargs: Any) -> ClassCompletionAECEnv:
+    """A :class:`ClassCompletionAECEnv`; ``max_cycles`` bounds the episode as in :func:`parallel_env`."""
+    return ClassCompletionAECEnv(**_cycles_bound_turns(kwargs))
+
+
+def _cycles_bound_turns(kwargs: dict[str, Any]) -> dict[str, Any]:
+    if kwargs.get("max_cycles") is not None and "max_turns" not in kwargs:
+        return {**kwargs, "max_turns": None}
+    return kwargs
+
+
+def agent_names(num_agents: int) -> tuple[str, ...]:
+    """``agent_0``, ``agent_1``, ...: the team, in turn and tie-break order."""
+    if isinstance(num_agents, bool) or not isinstance(num_agents, int) or num_agents < 2:
+        raise ValueError(f"num_agents must be an int of at least 2, got {num_agents!r}")
+    return tuple(f"agent_{index}" for index in range(num_agents))
+
+
+def build_game(
+    agents: Sequence[str],
+    *,
+    records: Records | None,
+    assignment: Assignment,
+    max_turns: int | None,
+    max_cycles: int | None,
+    weights: Mapping[str, float] | None,
+    idle_penalty: float,
+    overwrite_penalty: float,
+    time_limit_s: float,
+    test_time_limit_s: float,
+    memory_limit_mb: int,
+    feedback_chars: int,
+    sandbox: Sandbox | None,
+) -> ClassCompletionGame:
+    """The game behind both forms, with every argument checked."""
+    if assignment not in ASSIGNMENTS:
+        raise ValueError(f"assignment must be one of {ASSIGNMENTS}, got {assignment!r}")
+    if max_turns is not None and (
+        isinstance(max_turns, bool) or not isinstance(max_turns, int) or max_turns < 1
+    ):
+        raise ValueError(f"max_turns must be a positive int or None, got {max_turns!r}")
+    if max_turns is None and max_cycles is None:
+        raise ValueError("max_turns=None needs max_cycles, or episodes that fail would never end")
+    if not idle_penalty >= 0 or not overwrite_penalty >= 0:
+        raise ValueError("idle_penalty and overwrite_penalty must be >= 0")
+    if not time_limit_s > 0 or not test_time_limit_s > 0:
+        raise ValueError("time_limit_s and test_time_limit_s must be positive")
+    if feedback_chars < 40:
+        raise ValueError(f"feedback_chars must be at least 40, got {feedback_chars}")
+    limits = Limits(
+        wall_time_s=float(time_limit_s),
+        cpu_time_s=float(time_limit_s),
+        memory_bytes=int(memory_limit_mb) * MIB,
+        output_bytes=MIB,
+    )
+    return ClassCompletionGame(
+        _tasks(records),
+        agents,
+        assignment=assignment,
+        max_turns=max_turns,
+        weights=check_weights(weights),
+        idle_penalty=float(idle_penalty),
+        overwrite_penalty=float(overwrite_penalty),
+        limits=limits,
+        test_time_limit_s=float(test_time_limit_s),
+        feedback_chars=int(feedback_chars),
+        sandbox=sandbox,
+    )
+
+
+def _tasks(records: Records | None) -> tuple[ClassTask, ...]:
+    if records is None:
+        return builtin_classes()
+    if (
+        isinstance(records, Sequence)
+        and not isinstance(records, str)
+        and records
+        and all(isinstance(task, ClassTask) for task in records)
+    ):
+        tasks = tuple(task for task in records if isinstance(task, ClassTask))
+        if len({task.task_id for task in tasks}) != len(tasks):
+            raise ValueError("two tasks share a task_id")
+        return tasks
+    return load_class_tasks(records)  # type: ignore[arg-type]

@@ -1,0 +1,327 @@
+"""``mrlm/CoopCode-v0``: agents write the functions of one program; the team is rewarded by its tests.
+
+:class:`CoopCodeEnv` is the parallel form (the default of the registered id), :class:`CoopCodeAECEnv`
+the turn-based one; :func:`parallel_env` and :func:`env` are PettingZoo-style factories.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+
+from mrlm.envs.code.records import TaskSource
+from mrlm.envs.code.tasks import CodeTask
+from mrlm.envs.coop_code.assembly import Contribution
+from mrlm.envs.coop_code.feedback import drafts_text
+from mrlm.envs.coop_code.game import CoopCodeGame
+from mrlm.envs.coop_code.judging import check_weights
+from mrlm.envs.coop_code.problems import builtin_problems
+from mrlm.envs.coop_code.records import load_coop_tasks, split_task
+from mrlm.envs.coop_code.tasks import CoopTask, agent_names
+from mrlm.envs.core.multi_agent import Outcome, TextAECEnv, TextParallelEnv
+from mrlm.envs.core.text_env import RENDER_MODES
+from mrlm.envs.sandbox import Limits, Sandbox
+from mrlm.envs.sandbox.api import MIB
+
+#: What ``records`` accepts: records (a JSONL path, a list of dicts, a Dataset) or ready tasks.
+Records = TaskSource | Sequence[CoopTask | CodeTask]
+
+
+class CoopCodeEnv(TextParallelEnv):
+    """Cooperative coding: each agent writes one function of a program, and the team is tested.
+
+    ## Description
+    A task is a small program split into functions that call one another. With two agents,
+    ``helper`` writes a helper function and ``main`` writes the main function, which the hidden
+    tests call and which must use the helper's result; with three, ``helper_1`` and ``helper_2``
+    write helpers (twelve built-in problems: nine for two agents, three for three). HumanEval,
+    CoopHumanEval and MBPP records are split the way cooperative HumanEval setups do it: ``helper``
+    writes a function named ``aux`` (``helper_name``) with a signature of its choosing, and ``main``
+    writes the record's entry point, told to call ``aux``.
+
+    Each step is one attempt. The code of each reply is extracted as in ``mrlm/Code-v0`` (a bare
+    function body completes the part's stub). Every top-level statement of a reply that binds a
+    teammate's function name (its ``def``, an assignment, a ``global``) is dropped, so no agent can
+    replace a teammate's part. The parts are assembled in agent order after the task's context, and
+    the program runs with the tests in the sandbox, never in this process. After a failed attempt
+    every agent sees the assembled program, the first failing test or error, and what went wrong
+    (a part missing, a definition dropped, a helper not used), and the team tries again.
+
+    ## Action Space
+    ``TextSpace`` per agent: any ``str`` (the model's reply), at most 65536 characters.
+
+    ## Observation Space
+    ``Dict({"text": TextSpace})`` per agent: on reset, the task, the agent's own part (its stub or
+    description, and which teammates' functions it must call) and its teammates' parts. After an
+    attempt, the outcome and component scores and, while turns remain, the program and what to fix.
+
+    ## Rewards
+    The team's score of an attempt is a weighted sum of components in [0, 1] (``info["components"]``):
+
+    | component | meaning | default weight |
+    |---|---|---|
+    | ``defined`` | share of parts whose owner's code defines them | 0.1 |
+    | ``compiles`` | 1 when every part is defined and the program compiles | 0.1 |
+    | ``tests`` | share of the hidden tests passed | 0.5 |
+    | ``uses`` | share of required calls really made: the helper defined, called, its result used, and the caller not a mere wrapper (``return helper(x)``) | 0.3 |
+
+    Every agent gets the same reward: the change in the team's score since the previous attempt
+    (the score itself on the first), so an episode's return is the score of its last attempt. A
+    correct cooperative program scores 1; one whose main function ignores the helper loses the
+    ``uses`` weight even when every test passes.
+
+    ``info`` (the same for every agent) holds ``score``, ``components``, ``usages`` (``"caller ->
+    callee"``: ``used``, ``not_called``, ``result_ignored``, ``wrapper``, ``not_defined`` or
+    ``helper_not_defined``), ``outcome``, ``passed``, ``total``, ``all_passed``, ``results`` (one
+    ``{"passed", "error", "timed_out"}`` per test), ``message``, ``parts`` (per agent: its
+    ``function``, ``defined``, ``parses``, ``dropped``) and ``program`` (the assembled source).
+
+    ## Starting State
+    ``reset(seed=s)`` draws the task from ``s``; ``options={"task_id": ...}`` or ``{"index": i}``
+    picks one. The reset ``info`` of each agent holds ``system_prompt``, ``task_id``, ``source``,
+    ``function`` (its part), ``owners`` (function -> agent) and ``num_tests``.
+
+    ## Episode End
+    - Termination: every test passes, or ``max_turns`` attempts have been made.
+    - Truncation: after ``max_cycles`` attempts, when given.
+
+    ## Arguments
+    >>> import mrlm.envs
+    >>> env = mrlm.envs.make("mrlm/CoopCode-v0", num_agents=3, max_turns=1)
+    >>> env.possible_agents
+    ['helper_1', 'helper_2', 'main']
+
+    | argument | default | meaning |
+    |---|---|---|
+    | ``records`` | ``None`` | built-in problems; or HumanEval/CoopHumanEval/MBPP records (a list of dicts, a JSONL path or a Dataset), or ``CoopTask``/``CodeTask`` objects |
+    | ``num_agents`` | 2 | team size; every task must have that many parts (records give two) |
+    | ``helper_name`` | ``"aux"`` | the helper's name in tasks made from records |
+    | ``max_turns`` | 2 | attempts per episode; None for no limit of its own (``max_cycles`` is then required) |
+    | ``weights`` | ``None`` | weights of the components, over the defaults above |
+    | ``time_limit_s`` | 10.0 | wall and CPU time of one run of the program with all its tests |
+    | ``test_time_limit_s`` | 2.0 | time of each test, and of loading the program |
+    | ``memory_limit_mb`` | 512 | memory of the process that runs the program |
+    | ``feedback_chars`` | 1000 | longest error detail shown after an attempt |
+    | ``sandbox`` | ``None`` | the ``Sandbox`` that runs the programs; by default one shared by the process |
+    | ``max_cycles`` | ``None`` | attempts after which the episode is truncated |
+    | ``render_mode`` | ``None`` | ``"ansi"`` returns the transcript, ``"human"`` prints it |
+
+    ## Version History
+    - v0: first version.
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {
+        "render_modes": list(RENDER_MODES),
+        "name": "coop_code_v0",
+        "is_parallelizable": True,
+    }
+
+    def __init__(
+        self,
+        *,
+        records: Records | None = None,
+        num_agents: int = 2,
+        helper_name: str = "aux",
+        max_turns: int | None = 2,
+        weights: Mapping[str, float] | None = None,
+        time_limit_s: float = 10.0,
+        test_time_limit_s: float = 2.0,
+        memory_limit_mb: int = 512,
+        feedback_chars: int = 1000,
+        sandbox: Sandbox | None = None,
+        max_cycles: int | None = None,
+        render_mode: str | None = None,
+    ) -> None:
+        agents = agent_names(num_agents)
+        super().__init__(agents, max_cycles=max_cycles, render_mode=render_mode)
+        self.game = build_game(
+            agents,
+            records=records,
+            helper_name=helper_name,
+            max_turns=max_turns,
+            max_cycles=max_cycles,
+            weights=weights,
+            time_limit_s=time_limit_s,
+            test_time_limit_s=test_time_limit_s,
+            memory_limit_mb=memory_limit_mb,
+            feedback_chars=feedback_chars,
+            sandbox=sandbox,
+        )
+
+    def _start(self, rng: np.random.Generator, options: dict[str, Any]) -> Mapping[str, Mapping[str, Any]]:
+        return self.game.start(rng, options)
+
+    def _observe(self, agent: str) -> str:
+        return self.game.observe(agent)
+
+    def _act(self, actions: Mapping[str, str]) -> Outcome:
+        return self.game.play(actions)
+
+
+class CoopCodeAECEnv(TextAECEnv):
+    """The turn-based form of :class:`CoopCodeEnv`, with the same arguments, rewards and ``info``.
+
+    The agents reply in part order (helpers first, ``main`` last), and each one sees the code its
+    teammates have already written in the same round, so later agents can build on earlier ones. A
+    round ends when the last agent has replied: the program is then assembled, tested and scored, and
+    every agent receives the reward (``last()`` gives it to each agent at its next turn). Until the
+    next round ends, each agent's ``info`` is that of the last judged attempt (the reset info before
+    the first). ``max_cycles`` counts rounds.
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {
+        "render_modes": list(RENDER_MODES),
+        "name": "coop_code_v0",
+        # The turn-based form shows drafts that the parallel form cannot, so it is not parallelizable.
+        "is_parallelizable": False,
+    }
+
+    def __init__(
+        self,
+        *,
+        records: Records | None = None,
+        num_agents: int = 2,
+        helper_name: str = "aux",
+        max_turns: int | None = 2,
+        weights: Mapping[str, float] | None = None,
+        time_limit_s: float = 10.0,
+        test_time_limit_s: float = 2.0,
+        memory_limit_mb: int = 512,
+        feedback_chars: int = 1000,
+        sandbox: Sandbox | None = None,
+        max_cycles: int | None = None,
+        render_mode: str | None = None,
+    ) -> None:
+        agents = agent_names(num_agents)
+        super().__init__(agents, max_cycles=max_cycles, render_mode=render_mode)
+        self.game = build_game(
+            agents,
+            records=records,
+            helper_name=helper_name,
+            max_turns=max_turns,
+            max_cycles=max_cycles,
+            weights=weights,
+            time_limit_s=time_limit_s,
+            test_time_limit_s=test_time_limit_s,
+            memory_limit_mb=memory_limit_mb,
+            feedback_chars=feedback_chars,
+            sandbox=sandbox,
+        )
+        self._replies: dict[str, str] = {}
+        self._drafts: dict[str, Contribution] = {}
+        self._judged: Mapping[str, Mapping[str, Any]] = {}
+
+    def _start(self, rng: np.random.Generator, options: dict[str, Any]) -> Mapping[str, Mapping[str, Any]]:
+        self._replies, self._drafts = {}, {}
+        self._judged = self.game.start(rng, options)
+        return self._judged
+
+    def _observe(self, agent: str) -> str:
+        drafts = {other: draft for other, draft in self._drafts.items() if other != agent}
+        return self.game.observe(agent) + drafts_text(drafts)
+
+    def _act(self, agent: str, action: str) -> Outcome:
+        self._replies[agent] = action
+        self._drafts[agent] = self.game.draft(agent, action)
+        if len(self._replies) < len(self.agents):
+            return Outcome(infos=self._judged)
+        outcome = self.game.play(self._replies)
+        self._replies, self._drafts = {}, {}
+        self._judged = outcome.infos
+        return outcome
+
+
+def parallel_env(**kwargs: Any) -> CoopCodeEnv:
+    """A :class:`CoopCodeEnv`. As in PettingZoo's own factories, ``max_cycles`` bounds the episode:
+    given without ``max_turns``, the env's own turn budget is lifted."""
+    return CoopCodeEnv(**_cycles_bound_turns(kwargs))
+
+
+def env(**kwargs: Any) -> CoopCodeAECEnv:
+    """A :class:`CoopCodeAECEnv`; ``max_cycles`` bounds the episode as in :func:`parallel_env`."""
+    return CoopCodeAECEnv(**_cycles_bound_turns(kwargs))
+
+
+def _cycles_bound_turns(kwargs: dict[str, Any]) -> dict[str, Any]:
+    if kwargs.get("max_cycles") is not None and "max_turns" not in kwargs:
+        return {**kwargs, "max_turns": None}
+    return kwargs
+
+
+def build_game(
+    agents: Sequence[str],
+    *,
+    records: Records | None,
+    helper_name: str,
+    max_turns: int | None,
+    max_cycles: int | None,
+    weights: Mapping[str, float] | None,
+    time_limit_s: float,
+    test_time_limit_s: float,
+    memory_limit_mb: int,
+    feedback_chars: int,
+    sandbox: Sandbox | None,
+) -> CoopCodeGame:
+    """The game behind both forms, with every argument checked."""
+    if max_turns is not None and (
+        isinstance(max_turns, bool) or not isinstance(max_turns, int) or max_turns < 1
+    ):
+        raise ValueError(f"max_turns must be a positive int or None, got {max_turns!r}")
+    if max_turns is None and max_cycles is None:
+        raise ValueError("max_turns=None needs max_cycles, or episodes that fail would never end")
+    if not time_limit_s > 0 or not test_time_limit_s > 0:
+        raise ValueError("time_limit_s and test_time_limit_s must be positive")
+    if feedback_chars < 40:
+        raise ValueError(f"feedback_chars must be at least 40, got {feedback_chars}")
+    limits = Limits(
+        wall_time_s=float(time_limit_s),
+        cpu_time_s=float(time_limit_s),
+        memory_bytes=int(memory_limit_mb) * MIB,
+        output_bytes=MIB,
+    )
+    return CoopCodeGame(
+        _tasks(records, len(agents), helper_name),
+        agents,
+        max_turns=max_turns,
+        weights=check_weights(weights),
+        limits=limits,
+        test_time_limit_s=float(test_time_limit_s),
+        feedback_chars=int(feedback_chars),
+        sandbox=sandbox,
+    )
+
+
+def _tasks(records: Records | None, num_agents: int, helper_name: str) -> tuple[CoopTask, ...]:
+    if records is None:
+        tasks = tuple(task for task in builtin_problems() if len(task.parts) == num_agents)
+        if not tasks:
+            raise ValueError(f"no built-in problem has {num_agents} parts; they have 2 or 3")
+        return tasks
+    if (
+        isinstance(records, Sequence)
+        and not isinstance(records, str)
+        and records
+        and all(isinstance(task, (CoopTask, CodeTask)) for task in records)
+    ):
+        ready = tuple(
+            task if isinstance(task, CoopTask) else split_task(task, helper_name)
+            for task in records
+            if isinstance(task, (CoopTask, CodeTask))
+        )
+        return _check(ready, num_agents)
+    return _check(load_coop_tasks(records, helper_name=helper_name), num_agents)  # type: ignore[arg-type]
+
+
+def _check(tasks: tuple[CoopTask, ...], num_agents: int) -> tuple[CoopTask, ...]:
+    ids = [task.task_id for task in tasks]
+    if len(set(ids)) != len(ids):
+        raise ValueError("two tasks share a task_id")
+    wrong = [task.task_id for task in tasks if len(task.parts) != num_agents]
+    if wrong:
+        raise ValueError(
+            f"num_agents={num_agents}, but tasks {wrong[:5]} have another number of parts "
+            "(tasks made from records have two)"
+        )
+    return tasks
