@@ -1,14 +1,16 @@
-"""The ``mrlm-envs`` command: list the registered envs, play one in a terminal."""
+"""The ``mrlm-envs`` command: list the registered envs, play one in a terminal, serve envs over gRPC."""
 
 from __future__ import annotations
 
 import json
+import logging
 from typing import Annotated
 
 import tyro
 
 from mrlm.envs.play import Opponent, play
 from mrlm.envs.registry import EnvArgumentError, UnknownEnvError, list_envs
+from mrlm.envs.server.config import ServerConfig
 
 
 def list_command(json_output: Annotated[bool, tyro.conf.arg(name="json")] = False) -> None:
@@ -78,14 +80,44 @@ def sandbox_command(json_output: Annotated[bool, tyro.conf.arg(name="json")] = F
     print(f"test run: {result.status.value} ({result.duration_s * 1000:.1f} ms)")
 
 
+def serve_command(
+    config: Annotated[ServerConfig, tyro.conf.arg(name="")],
+    import_modules: Annotated[tuple[str, ...], tyro.conf.arg(name="import")] = (),
+    log_level: str = "info",
+) -> None:
+    """Serve registered envs over gRPC until SIGTERM or SIGINT: one env instance per client session.
+
+    Prints one line with the address once the server listens. Clients: mrlm.envs.remote, or
+    mrlm.envs.make("grpc://HOST:PORT/ENV_ID").
+
+    Args:
+        import_modules: modules to import before serving, to register more envs (e.g. mypkg.envs).
+        log_level: logging level of the server's messages on stderr (debug, info, warning, error).
+    """
+    import importlib
+
+    from mrlm.envs.server import run
+
+    logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    for module in import_modules:
+        try:
+            importlib.import_module(module)
+        except ImportError as error:
+            raise SystemExit(f"mrlm-envs serve: cannot import {module!r}: {error}") from None
+    try:
+        run(config.with_environment(), announce=lambda line: print(line, flush=True))
+    except OSError as error:
+        raise SystemExit(f"mrlm-envs serve: {error}") from None
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point of ``mrlm-envs``."""
     try:
         tyro.extras.subcommand_cli_from_dict(
-            {"list": list_command, "play": play_command, "sandbox": sandbox_command},
+            {"list": list_command, "play": play_command, "sandbox": sandbox_command, "serve": serve_command},
             args=argv,
             prog="mrlm-envs",
-            description="MRLM text environments: list them, play them, check the code sandbox.",
+            description="MRLM text environments: list them, play them, check the code sandbox, serve them.",
         )
     except (UnknownEnvError, EnvArgumentError, ValueError) as error:
         raise SystemExit(f"mrlm-envs: {error}") from None

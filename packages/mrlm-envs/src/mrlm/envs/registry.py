@@ -5,6 +5,11 @@ registry (``pettingzoo.register("aec" | "parallel", ...)``), so ``gymnasium.make
 ``pettingzoo.make("parallel", "mrlm/Debate-v0")`` work once ``mrlm.envs`` is imported. This module keeps
 one entry per id as well (kinds, a one-line description, entry points), which gives :func:`make` a single
 door for both kinds and lets it check keyword arguments before building anything.
+
+Ids of envs on a server, ``grpc://host:port/namespace/Name-vN`` (``grpcs://`` for TLS), go through the
+same two doors: :func:`make` builds the remote client of the env (see ``mrlm.envs.remote``) and
+:func:`env_entry` asks the server for the entry, so configs switch between local and remote envs by
+changing the id string.
 """
 
 from __future__ import annotations
@@ -57,6 +62,9 @@ class EnvEntry:
 
 _ENTRIES: dict[str, EnvEntry] = {}
 
+#: Prefixes of remote ids; their handling is imported only when one is used (it needs gRPC).
+_REMOTE_PREFIXES = ("grpc://", "grpcs://")
+
 
 def register_env(
     id: str,
@@ -107,7 +115,14 @@ def list_envs() -> list[EnvEntry]:
 
 
 def env_entry(id: str) -> EnvEntry:
-    """The entry of ``id``; :class:`UnknownEnvError` naming the known ids when there is none."""
+    """The entry of ``id``; :class:`UnknownEnvError` naming the known ids when there is none.
+
+    A remote id (``grpc://host:port/...``) is looked up on its server.
+    """
+    if id.startswith(_REMOTE_PREFIXES):
+        from mrlm.envs.remote.make import remote_entry
+
+        return remote_entry(id)
     try:
         return _ENTRIES[id]
     except KeyError:
@@ -123,18 +138,26 @@ def make(id: str, *, kind: EnvKind | None = None, **kwargs: Any) -> Any:
     """Build the env registered as ``id``.
 
     Args:
-        id: a registered id such as ``"mrlm/Math-v0"``.
+        id: a registered id such as ``"mrlm/Math-v0"``, or a remote id such as
+            ``"grpc://127.0.0.1:50051/mrlm/Math-v0"``.
         kind: ``"gymnasium"``, ``"aec"`` or ``"parallel"``; the env's first kind when None.
-        **kwargs: the env's own keyword arguments, checked against its signature first.
+        **kwargs: the env's own keyword arguments, checked against its signature first (by the server,
+            for a remote id).
 
     Returns:
         A ``gymnasium.Env`` (made with ``gymnasium.make``, wrappers included), or a PettingZoo
-        ``AECEnv``/``ParallelEnv`` (made with ``pettingzoo.make``).
+        ``AECEnv``/``ParallelEnv`` (made with ``pettingzoo.make``); for a remote id, the client of the
+        env's kind (``mrlm.envs.remote.RemoteEnv``, ``RemoteAECEnv`` or ``RemoteParallelEnv``).
 
     Raises:
         UnknownEnvError: ``id`` is not registered (the message lists the known ids).
         EnvArgumentError: the env does not offer ``kind`` or does not take one of ``kwargs``.
+        mrlm.envs.remote.RemoteEnvError: a remote id whose server cannot be reached or refuses.
     """
+    if id.startswith(_REMOTE_PREFIXES):
+        from mrlm.envs.remote.make import make_remote
+
+        return make_remote(id, kind=kind, **kwargs)
     entry = env_entry(id)
     chosen = entry.kinds[0] if kind is None else kind
     if chosen not in entry.kinds:

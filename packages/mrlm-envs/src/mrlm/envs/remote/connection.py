@@ -1,0 +1,249 @@
+"""One gRPC channel to an env server: credentials, deadlines, bounded retries, clear errors.
+
+Every rpc goes through :meth:`Connection.call`, which turns a failed call into the
+:class:`~mrlm.envs.remote.errors.RemoteEnvError` subclass of its cause. Calls the caller marks
+idempotent (listing envs, rendering, closing a session, opening one) are retried with exponential
+backoff while the server is unavailable, a bounded number of times; resets and steps are never retried,
+since the server may have applied them before the connection broke.
+
+Defaults come from the environment, so that ``mrlm.envs.make("grpc://...")`` needs no extra argument:
+
+- ``MRLM_ENVS_TOKEN``: the shared token, sent as ``authorization: Bearer <token>`` on every call;
+- ``MRLM_ENVS_TLS_CA``: a PEM file of root certificates for ``grpcs://`` servers (the system roots
+  otherwise).
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import grpc
+
+from mrlm.envs.remote.address import parse_address
+from mrlm.envs.remote.coalesce import Coalescer
+from mrlm.envs.remote.errors import RemoteEnvError, ServerUnavailableError, from_rpc_error
+from mrlm.proto.v1 import env_pb2 as pb
+from mrlm.proto.v1 import env_pb2_grpc
+
+__all__ = ["TLS_CA_ENV", "TOKEN_ENV", "BatchStream", "Connection", "connect"]
+
+TOKEN_ENV = "MRLM_ENVS_TOKEN"
+TLS_CA_ENV = "MRLM_ENVS_TLS_CA"
+
+#: Default deadline of one call, in seconds: longer than the server's own per-call deadline
+#: (60 s by default), so that a slow env is reported by the server, which also closes the session.
+DEFAULT_TIMEOUT_S = 120.0
+
+#: Largest message the client accepts: observations of many sessions may share one Batch reply.
+DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+
+
+class Connection:
+    """A channel to one server, shared by any number of sessions and threads.
+
+    Args:
+        address: ``host:port``, ``grpc://host:port`` or ``grpcs://host:port`` (TLS).
+        token: the server's shared token; ``MRLM_ENVS_TOKEN`` when None.
+        tls: force TLS on or off; the scheme decides when None.
+        root_certificates: PEM root certificates (bytes) or a path to them, for TLS; ``MRLM_ENVS_TLS_CA``
+            or the system roots when None.
+        tls_server_name: the name to check the server's certificate against, when it differs from the
+            host dialled (e.g. a certificate for ``localhost`` served on ``127.0.0.1``).
+        timeout_s: deadline of each call, in seconds.
+        retries: how many times an idempotent call is retried while the server is unavailable.
+        backoff_s: first pause between retries; doubled each time, at most 2 s.
+        max_message_bytes: largest reply accepted.
+        coalesce: send the resets and steps that threads make at the same time on this connection
+            together, as one ``Batch`` call (see ``mrlm.envs.remote.coalesce``): far fewer rpcs when many
+            threads step their own sessions, the same results.
+    """
+
+    def __init__(
+        self,
+        address: str,
+        *,
+        token: str | None = None,
+        tls: bool | None = None,
+        root_certificates: bytes | str | Path | None = None,
+        tls_server_name: str | None = None,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        retries: int = 4,
+        backoff_s: float = 0.1,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        coalesce: bool = False,
+    ) -> None:
+        target, scheme_tls = parse_address(address)
+        self.address = address
+        self.target = target
+        self.tls = scheme_tls if tls is None else tls
+        self.timeout_s = timeout_s
+        self.retries = retries
+        self.backoff_s = backoff_s
+        token = os.environ.get(TOKEN_ENV) if token is None else token
+        self._metadata: tuple[tuple[str, str], ...] = (("authorization", f"Bearer {token}"),) if token else ()
+        options: list[tuple[str, Any]] = [
+            ("grpc.max_receive_message_length", max_message_bytes),
+            ("grpc.max_send_message_length", -1),
+            # Reconnect quickly after a server restart (gRPC's default backoff starts at 1 s and grows to
+            # 2 min, which would fail every call for that long).
+            ("grpc.initial_reconnect_backoff_ms", 100),
+            ("grpc.min_reconnect_backoff_ms", 100),
+            ("grpc.max_reconnect_backoff_ms", 1000),
+        ]
+        if self.tls:
+            if tls_server_name:
+                options.append(("grpc.ssl_target_name_override", tls_server_name))
+            credentials = grpc.ssl_channel_credentials(root_certificates=_read_roots(root_certificates))
+            self._channel = grpc.secure_channel(target, credentials, options=options)
+        else:
+            self._channel = grpc.insecure_channel(target, options=options)
+        self._stub = env_pb2_grpc.EnvServiceStub(self._channel)
+        self.closed = False
+        self.coalescer = Coalescer(self.batch, self.address) if coalesce else None
+
+    def call(
+        self,
+        method: str,
+        request: Any,
+        *,
+        idempotent: bool,
+        timeout_s: float | None = None,
+        retries: int | None = None,
+    ) -> Any:
+        """Run the rpc ``method`` (``"Step"``, ...) and return its reply.
+
+        ``timeout_s`` and ``retries`` override the connection's defaults for this call; only idempotent
+        calls are retried.
+
+        Raises:
+            RemoteEnvError: the subclass of the failure's cause (see ``mrlm.envs.remote.errors``).
+        """
+        rpc = getattr(self._stub, method)
+        timeout = self.timeout_s if timeout_s is None else timeout_s
+        attempts = 1 + ((self.retries if retries is None else retries) if idempotent else 0)
+        pause = self.backoff_s
+        for attempt in range(attempts):
+            try:
+                return rpc(request, timeout=timeout, metadata=self._metadata)
+            except grpc.RpcError as error:
+                unavailable = error.code() == grpc.StatusCode.UNAVAILABLE
+                if not unavailable or attempt + 1 == attempts:
+                    raise from_rpc_error(error, "", address=self.address, call=method) from None
+            except ValueError as error:  # gRPC raises ValueError on a closed channel
+                raise ServerUnavailableError(
+                    f"{method} on {self.address} failed: {error}", address=self.address, call=method
+                ) from None
+            time.sleep(pause)
+            pause = min(2 * pause, 2.0)
+        raise AssertionError("unreachable")  # the loop returns or raises
+
+    def list_envs(self) -> list[pb.EnvInfo]:
+        """Every env the server hosts (``ListEnvs``), ordered by id."""
+        return list(self.call("ListEnvs", pb.ListEnvsRequest(), idempotent=True).envs)
+
+    def batch(self, request: pb.BatchRequest) -> pb.BatchResponse:
+        """Run a ``Batch`` (resets and steps are not retried)."""
+        response: pb.BatchResponse = self.call("Batch", request, idempotent=False)
+        return response
+
+    def wait_ready(self, timeout_s: float = 10.0) -> None:
+        """Block until the channel is connected; :class:`ServerUnavailableError` after ``timeout_s``."""
+        try:
+            grpc.channel_ready_future(self._channel).result(timeout=timeout_s)
+        except grpc.FutureTimeoutError:
+            raise ServerUnavailableError(
+                f"no server answered at {self.address} within {timeout_s} s",
+                address=self.address,
+                call="connect",
+                code="UNAVAILABLE",
+            ) from None
+
+    def open_stream(self) -> BatchStream:
+        """A :class:`BatchStream` over one ``StepStream`` call."""
+        return BatchStream(self)
+
+    def close(self) -> None:
+        """Close the channel; calls in flight fail. Idempotent."""
+        if not self.closed:
+            self.closed = True
+            self._channel.close()
+
+    def __enter__(self) -> Connection:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Connection({self.address!r}, tls={self.tls})"
+
+
+class BatchStream:
+    """Batches sent over one long-lived ``StepStream`` call, one reply per request, in order.
+
+    Saves the per-call set-up of unary ``Batch`` calls when a client steps the same sessions over and
+    over. Not thread-safe: one sender at a time.
+    """
+
+    def __init__(self, connection: Connection) -> None:
+        self._connection = connection
+        self._requests: queue.SimpleQueue[pb.BatchRequest | None] = queue.SimpleQueue()
+        self._responses: Iterator[pb.BatchResponse] = connection._stub.StepStream(
+            iter(self._requests.get, None), metadata=connection._metadata
+        )
+        self.closed = False
+
+    def send(self, request: pb.BatchRequest) -> pb.BatchResponse:
+        """Send one batch and wait for its reply."""
+        if self.closed:
+            raise ServerUnavailableError(
+                f"StepStream on {self._connection.address} is closed",
+                address=self._connection.address,
+                call="StepStream",
+            )
+        self._requests.put(request)
+        try:
+            return next(self._responses)
+        except grpc.RpcError as error:
+            self.closed = True
+            raise from_rpc_error(error, "", address=self._connection.address, call="StepStream") from None
+        except StopIteration:
+            self.closed = True
+            raise RemoteEnvError(
+                f"StepStream on {self._connection.address} ended early",
+                address=self._connection.address,
+                call="StepStream",
+            ) from None
+
+    def close(self) -> None:
+        """End the stream (the server then ends its side). Idempotent."""
+        if not self.closed:
+            self.closed = True
+            self._requests.put(None)
+        cancel = getattr(self._responses, "cancel", None)
+        if callable(cancel):
+            cancel()
+
+
+def connect(address: str | Connection) -> tuple[Connection, bool]:
+    """The connection to use for ``address`` and whether the caller owns it (and must close it).
+
+    A :class:`Connection` is shared as it is; a string opens a new connection with the defaults.
+    """
+    if isinstance(address, Connection):
+        return address, False
+    return Connection(address), True
+
+
+def _read_roots(roots: bytes | str | Path | None) -> bytes | None:
+    if roots is None:
+        path = os.environ.get(TLS_CA_ENV)
+        return Path(path).read_bytes() if path else None
+    if isinstance(roots, bytes):
+        return roots
+    return Path(roots).read_bytes()

@@ -1,0 +1,177 @@
+"""``RemoteVectorEnv``: N sessions of one env on one server, reset and stepped in one round trip each."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space, concatenate, create_empty_array, iterate
+
+from mrlm.envs.remote.connection import BatchStream, Connection, connect
+from mrlm.envs.remote.convert import value_from_proto, value_to_proto
+from mrlm.envs.remote.errors import RemoteDeadlineError, RemoteEnvError, SessionLostError, from_batch_error
+from mrlm.envs.remote.session import RemoteSession
+from mrlm.proto.json_codec import decode_json_object, encode_json
+from mrlm.proto.v1 import env_pb2 as pb
+
+__all__ = ["RemoteVectorEnv"]
+
+
+class RemoteVectorEnv(VectorEnv[Any, Any, Any]):
+    """A ``gymnasium.vector.VectorEnv`` over ``num_envs`` sessions of a single-agent env on one server.
+
+    Each ``reset`` and ``step`` is one ``Batch`` call (or one message on a ``StepStream`` with
+    ``stream=True``) covering every sub-env, which the server runs in parallel. Sub-envs reset
+    automatically on the step after they end (``AutoresetMode.NEXT_STEP``, Gymnasium's default): that
+    step ignores their action and returns the first observation of the new episode, with reward 0.
+
+    ``reset(seed=s)`` seeds sub-env ``i`` with ``s + i`` (a list gives one seed per sub-env), so the
+    sub-envs match local envs reset with the same seeds. Observations of text spaces come as a tuple of
+    ``str``; rewards, terminations and truncations as arrays; infos in Gymnasium's vector layout (each
+    key with a ``_key`` mask).
+
+    Args:
+        address: ``host:port``, ``grpc://host:port``, ``grpcs://host:port``, or a shared
+            :class:`~mrlm.envs.remote.connection.Connection`.
+        env_id: the id the server hosts.
+        num_envs: how many sessions to open.
+        stream: send the batches over one long-lived ``StepStream`` call instead of unary ``Batch`` calls.
+        **kwargs: the env's own keyword arguments (JSON-encodable), the same for every sub-env.
+    """
+
+    def __init__(
+        self, address: str | Connection, env_id: str, num_envs: int, *, stream: bool = False, **kwargs: Any
+    ) -> None:
+        if num_envs < 1:
+            raise ValueError(f"num_envs must be at least 1, got {num_envs}")
+        self._connection, self._owns_connection = connect(address)
+        self._sessions: list[RemoteSession] = []
+        self._stream: BatchStream | None = None
+        try:
+            for _ in range(num_envs):
+                self._sessions.append(RemoteSession(self._connection, env_id, "gymnasium", kwargs))
+            if stream:
+                self._stream = self._connection.open_stream()
+        except BaseException:
+            self._release()
+            raise
+        spec = self._sessions[0].spec
+        assert spec.observation_space is not None and spec.action_space is not None
+        self.num_envs = num_envs
+        self.env_id = env_id
+        self.single_observation_space = spec.observation_space
+        self.single_action_space = spec.action_space
+        self.observation_space = batch_space(self.single_observation_space, num_envs)
+        self.action_space = batch_space(self.single_action_space, num_envs)
+        self.metadata = {**spec.metadata, "autoreset_mode": AutoresetMode.NEXT_STEP}
+        self.render_mode = kwargs.get("render_mode")
+        self._autoreset = np.zeros(num_envs, dtype=np.bool_)
+
+    @property
+    def session_ids(self) -> list[str]:
+        """The server session of each sub-env."""
+        return [session.session_id for session in self._sessions]
+
+    def reset(
+        self, *, seed: int | Sequence[int | None] | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        seeds = _seeds(seed, self.num_envs)
+        if isinstance(seed, int):
+            super().reset(seed=seed)
+        for session in self._sessions:
+            if session.lost:  # a reset starts over anyway: replace sessions the server dropped
+                session.reopen()
+        options_json = encode_json(options) if options else ""
+        items = [self._reset_item(index, seeds[index], options_json) for index in range(self.num_envs)]
+        states = self._send(items)
+        observations: list[Any] = []
+        infos: dict[str, Any] = {}
+        for index, state in enumerate(states):
+            agent = state.agents[0]
+            observations.append(value_from_proto(agent.observation, self.single_observation_space))
+            infos = self._add_info(infos, decode_json_object(agent.info_json), index)
+        self._autoreset[:] = False
+        return self._batched(observations), infos
+
+    def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        per_env = list(iterate(self.action_space, actions))
+        if len(per_env) != self.num_envs:
+            raise ValueError(f"expected {self.num_envs} actions, got {len(per_env)}")
+        items = [
+            self._reset_item(index, None, "")
+            if self._autoreset[index]
+            else pb.BatchItem(
+                step=pb.StepRequest(
+                    session_id=self._sessions[index].session_id, action=value_to_proto(action)
+                )
+            )
+            for index, action in enumerate(per_env)
+        ]
+        states = self._send(items)
+        observations = []
+        rewards = np.zeros(self.num_envs, dtype=np.float64)
+        terminations = np.zeros(self.num_envs, dtype=np.bool_)
+        truncations = np.zeros(self.num_envs, dtype=np.bool_)
+        infos: dict[str, Any] = {}
+        for index, state in enumerate(states):
+            agent = state.agents[0]
+            observations.append(value_from_proto(agent.observation, self.single_observation_space))
+            if not self._autoreset[index]:
+                rewards[index] = agent.reward
+                terminations[index] = agent.terminated
+                truncations[index] = agent.truncated
+            infos = self._add_info(infos, decode_json_object(agent.info_json), index)
+        self._autoreset = terminations | truncations
+        return self._batched(observations), rewards, terminations, truncations, infos
+
+    def close_extras(self, **kwargs: Any) -> None:
+        """Release every session (and the channel, if this env opened it). Never raises."""
+        self._release()
+
+    # ----------------------------------------------------------------------------------------------
+
+    def _reset_item(self, index: int, seed: int | None, options_json: str) -> pb.BatchItem:
+        request = pb.ResetRequest(session_id=self._sessions[index].session_id, options_json=options_json)
+        if seed is not None:
+            request.seed = int(seed)
+        return pb.BatchItem(reset=request)
+
+    def _send(self, items: list[pb.BatchItem]) -> list[pb.EnvState]:
+        """One round trip; the first failed item raises its :class:`RemoteEnvError`."""
+        request = pb.BatchRequest(items=items)
+        response = self._stream.send(request) if self._stream is not None else self._connection.batch(request)
+        failure: RemoteEnvError | None = None
+        for index, result in enumerate(response.results):
+            if result.HasField("error"):
+                error = from_batch_error(result.error, address=self._connection.address, call="Batch")
+                if isinstance(error, (SessionLostError, RemoteDeadlineError)):
+                    self._sessions[index].lost = True
+                failure = failure or error
+        if failure is not None:
+            raise failure
+        return [result.state for result in response.results]
+
+    def _batched(self, observations: list[Any]) -> Any:
+        empty = create_empty_array(self.single_observation_space, n=self.num_envs)
+        return concatenate(self.single_observation_space, observations, empty)  # type: ignore[arg-type]
+
+    def _release(self) -> None:
+        if self._stream is not None:
+            self._stream.close()
+        for session in self._sessions:
+            session.close()
+        if self._owns_connection:
+            self._connection.close()
+
+
+def _seeds(seed: int | Sequence[int | None] | None, count: int) -> list[int | None]:
+    if seed is None:
+        return [None] * count
+    if isinstance(seed, (int, np.integer)):
+        return [int(seed) + index for index in range(count)]
+    seeds = list(seed)
+    if len(seeds) != count:
+        raise ValueError(f"expected {count} seeds, got {len(seeds)}")
+    return seeds

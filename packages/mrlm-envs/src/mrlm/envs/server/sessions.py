@@ -1,0 +1,188 @@
+"""Sessions: one env instance each, its calls serialised, closed exactly once; and the store of them.
+
+The store only registers sessions; whoever takes one out of it closes it (:meth:`Session.retire`), on
+a worker with a deadline, since closing an env is an env call like any other. A session may be
+closed while one of its calls runs (a client's CloseSession, idle expiry racing a
+late call, a call that ran past its deadline, shutdown). Closing never waits for that call: the
+session is marked closed at once (later calls fail with NOT_FOUND) and the env is closed by whichever
+finishes last, the closer or the running call.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TypeVar
+
+import grpc
+
+from mrlm.envs.registry import EnvKind
+from mrlm.envs.server.drivers import Driver
+from mrlm.envs.server.errors import RequestError
+
+__all__ = ["Session", "SessionStore"]
+
+_log = logging.getLogger(__name__)
+
+_T = TypeVar("_T")
+
+
+class Session:
+    """One client session: an env instance behind a driver.
+
+    Args:
+        env_id: the id the env was opened as.
+        driver: drives the env instance; closed when the session closes.
+    """
+
+    def __init__(self, env_id: str, driver: Driver) -> None:
+        # Unguessable: with the token, the id is what lets a client act on an env.
+        self.id = secrets.token_hex(16)
+        self.env_id = env_id
+        self.kind: EnvKind = driver.kind
+        self.driver = driver
+        self._turn = threading.Lock()  # one env call at a time
+        self._flags = threading.Lock()  # guards the fields below
+        self._users = 0  # calls waiting for, or holding, the turn
+        self._closing = False
+        self._driver_closed = False
+        self._last_used = time.monotonic()
+
+    def call(self, fn: Callable[[Driver], _T]) -> _T:
+        """Run ``fn(driver)`` after the session's earlier calls; NOT_FOUND once the session is closed."""
+        with self._flags:
+            if self._closing:
+                raise self._gone()
+            self._users += 1
+        try:
+            with self._turn:
+                if self._closing:
+                    raise self._gone()
+                return fn(self.driver)
+        finally:
+            with self._flags:
+                self._users -= 1
+                self._last_used = time.monotonic()
+                close_now = self._closing and self._users == 0 and not self._driver_closed
+                if close_now:
+                    self._driver_closed = True
+            if close_now:
+                self._close_driver()
+
+    def retire(self) -> None:
+        """Close the session: at once if idle, else when its running call returns. Idempotent."""
+        with self._flags:
+            if self._closing:
+                return
+            self._closing = True
+            close_now = self._users == 0
+            if close_now:
+                self._driver_closed = True
+        if close_now:
+            self._close_driver()
+
+    def idle_for(self, now: float) -> float | None:
+        """Seconds since the last call ended; None while a call runs or waits."""
+        with self._flags:
+            return None if self._users else now - self._last_used
+
+    def _gone(self) -> RequestError:
+        return RequestError(grpc.StatusCode.NOT_FOUND, f"session {self.id} ({self.env_id}) is closed")
+
+    def _close_driver(self) -> None:
+        try:
+            self.driver.close()
+        except Exception:  # one env failing to close must not stop the others from closing
+            _log.exception("closing the env of session %s (%s) failed", self.id, self.env_id)
+        _log.info("session %s closed (%s)", self.id, self.env_id)
+
+
+class SessionStore:
+    """The open sessions, at most ``max_sessions`` of them (sessions being opened count too)."""
+
+    def __init__(self, max_sessions: int) -> None:
+        if max_sessions < 1:
+            raise ValueError(f"max_sessions must be at least 1, got {max_sessions}")
+        self.max_sessions = max_sessions
+        self._sessions: dict[str, Session] = {}
+        self._opening = 0
+        self._lock = threading.Lock()
+        self.opened_total = 0
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._sessions)
+
+    @contextmanager
+    def slot(self) -> Iterator[None]:
+        """Hold room for one session while it is built; RESOURCE_EXHAUSTED when there is none."""
+        with self._lock:
+            if len(self._sessions) + self._opening >= self.max_sessions:
+                raise RequestError(
+                    grpc.StatusCode.RESOURCE_EXHAUSTED,
+                    f"the server holds its maximum of {self.max_sessions} sessions (--max-sessions); "
+                    "close sessions you no longer use",
+                )
+            self._opening += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._opening -= 1
+
+    def add(self, session: Session) -> None:
+        """Register a new session (inside :meth:`slot`)."""
+        with self._lock:
+            self._sessions[session.id] = session
+            self.opened_total += 1
+
+    def get(self, session_id: str) -> Session:
+        """The open session ``session_id``; NOT_FOUND if there is none."""
+        session = self._sessions.get(session_id)  # a dict read is atomic; no lock on the hot path
+        if session is None:
+            raise RequestError(
+                grpc.StatusCode.NOT_FOUND,
+                f"unknown session {session_id!r}: never opened, closed, expired after idling, "
+                "closed after a deadline, or opened before the server restarted",
+            )
+        return session
+
+    def take(self, session_id: str) -> Session:
+        """Remove and return the open session ``session_id`` (to close it); NOT_FOUND if there is none."""
+        with self._lock:
+            session = self._sessions.pop(session_id, None)
+        if session is None:
+            raise RequestError(grpc.StatusCode.NOT_FOUND, f"unknown session {session_id!r}")
+        return session
+
+    def discard(self, session: Session) -> None:
+        """Remove ``session`` if it is still registered (after a deadline, say)."""
+        with self._lock:
+            if self._sessions.get(session.id) is session:
+                del self._sessions[session.id]
+
+    def take_idle(self, idle_timeout_s: float) -> list[Session]:
+        """Remove and return the sessions idle for more than ``idle_timeout_s`` (to close them)."""
+        now = time.monotonic()
+        with self._lock:
+            expired = [
+                session
+                for session in self._sessions.values()
+                if (idle := session.idle_for(now)) is not None and idle > idle_timeout_s
+            ]
+            for session in expired:
+                del self._sessions[session.id]
+        for session in expired:
+            _log.info("session %s (%s) expired after %.3g s idle", session.id, session.env_id, idle_timeout_s)
+        return expired
+
+    def take_all(self) -> list[Session]:
+        """Remove and return every session (to close them)."""
+        with self._lock:
+            sessions = list(self._sessions.values())
+            self._sessions.clear()
+        return sessions

@@ -1,0 +1,79 @@
+"""``mrlm-envs serve`` as a process: killed and restarted under its clients, stopped by SIGTERM."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from mrlm.envs.cli import main
+from mrlm.envs.remote import RemoteAECEnv, RemoteEnv, ServerUnavailableError, SessionLostError
+from tests.envs.remote.probe_env import PROBE_ID
+from tests.envs.remote.spawn import start_server
+
+
+@pytest.mark.slow
+def test_clients_survive_a_server_kill_and_restart(tmp_path: Path) -> None:
+    first = start_server(tmp_path / "first.log", "--envs", PROBE_ID)
+    env = RemoteEnv(first.address, PROBE_ID)
+    try:
+        env.reset(seed=0)
+        assert env.step("before")[0] == "echo before"
+        first.kill()
+        with pytest.raises(ServerUnavailableError, match=f"Step on {first.address} failed") as raised:
+            env.step("during")
+        assert raised.value.code == "UNAVAILABLE"
+
+        second = start_server(tmp_path / "second.log", "--envs", PROBE_ID, port=first.port)
+        try:
+            env.connection.wait_ready(timeout_s=10)
+            with pytest.raises(SessionLostError, match="server restarted"):
+                env.step("after")  # the new server never heard of the old session
+            observation, _ = env.reset(seed=0)  # ... so a reset opens a new one
+            assert observation.startswith("probe ")
+            assert env.step("after")[0] == "echo after"
+        finally:
+            env.close()
+            assert second.terminate() == 0
+    finally:
+        env.close()
+        if first.process.poll() is None:
+            first.kill()
+
+
+@pytest.mark.slow
+def test_sigterm_finishes_calls_in_flight_and_closes_every_env(tmp_path: Path) -> None:
+    log = tmp_path / "closed.log"
+    server = start_server(tmp_path / "server.log", "--grace-s", "5")  # every registered env
+    try:
+        game = RemoteAECEnv(server.address, "mrlm-test/GuessWord-v0", rounds=1)  # served through --import
+        game.reset(seed=0)
+        game.step("pear")
+        assert game.agent_selection == "player_1"
+        slow = RemoteEnv(server.address, PROBE_ID, delay_s=1.0, close_log=str(log))
+        idle = RemoteEnv(server.address, PROBE_ID, close_log=str(log))
+        slow.reset(seed=0)
+        idle.reset(seed=0)
+        replies: list[object] = []
+        in_flight = threading.Thread(target=lambda: replies.append(slow.step("last words")[0]))
+        in_flight.start()
+        time.sleep(0.4)  # the step is under way (it sleeps 1 s on the server)
+        assert server.terminate() == 0
+        in_flight.join(timeout=10)
+        assert replies == ["echo last words"]
+        assert log.read_text().count("closed") == 2
+        assert "closed 3 sessions" in server.log_text()
+        for client in (game, slow, idle):
+            client.close()  # the server is gone: close() returns quietly
+    finally:
+        if server.process.poll() is None:
+            server.kill()
+
+
+def test_serve_refuses_unknown_env_ids_and_modules() -> None:
+    with pytest.raises(SystemExit, match="unknown env id 'mrlm/Nope-v0'"):
+        main(["serve", "--envs", "mrlm/Nope-v0", "--port", "0"])
+    with pytest.raises(SystemExit, match="cannot import 'no_such_module'"):
+        main(["serve", "--import", "no_such_module", "--port", "0"])
