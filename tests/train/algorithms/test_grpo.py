@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from pathlib import Path
+from typing import Any
 
+import gymnasium
 import pytest
 import torch
 
+from mrlm.envs import TextSpace
 from mrlm.train.algorithms.grpo import GRPOConfig, grpo_loss, train
 from mrlm.train.cli import main
 from mrlm.train.config_io import ConfigError, load_config
@@ -120,6 +124,50 @@ def test_contradictory_configs_are_refused(
 def test_unknown_env_id_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(KeyError, match="unknown env id 'mrlm/Nope-v0'"):
         train(_config(tmp_path, env_id="mrlm/Nope-v0"))
+
+
+def test_the_cli_reports_an_unknown_env_id_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["grpo", "--env-id", "mrlm/Maht-v0", "--run.output-dir", str(tmp_path), "--run.no-progress-bar"]
+    assert main(argv) == 1
+    error = capsys.readouterr().err
+    assert error.startswith("mrlm-train grpo: UnknownEnvError: unknown env id 'mrlm/Maht-v0'")
+    assert "Did you mean 'mrlm/Math-v0'" in error and "Traceback" not in error
+
+
+class _NaNRewardEnv(gymnasium.Env[str, str]):
+    """Answers every reply with a NaN reward, as a broken custom env might."""
+
+    observation_space = TextSpace(max_length=64)
+    action_space = TextSpace(max_length=4096)
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[str, dict[str, Any]]:
+        super().reset(seed=seed)
+        return "What is 1 + 1?", {}
+
+    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        return "", math.nan, True, False, {}
+
+
+def test_a_nan_reward_stops_the_run_naming_its_source_and_the_last_checkpoint(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    gymnasium.register("mrlm-test/NaNReward-v0", entry_point=f"{__name__}:_NaNRewardEnv")
+    try:
+        argv = ["grpo", "--env-id", "mrlm-test/NaNReward-v0", "--env-kwargs", "{}", "--group-size", "2"]
+        argv += ["--prompts-per-step", "1", "--max-new-tokens", "2", "--micro-batch-size", "2"]
+        argv += ["--run.output-dir", str(tmp_path), "--run.no-progress-bar"]
+        assert main(argv) == 1
+    finally:
+        gymnasium.registry.pop("mrlm-test/NaNReward-v0")
+    error = capsys.readouterr().err
+    assert error.startswith(
+        "mrlm-train grpo: NonFiniteError: non-finite value (tensor of shape (2,)) at step 1 "
+        "in rewards (as returned by the env); last checkpoint: none"
+    )
 
 
 @pytest.mark.slow

@@ -7,10 +7,24 @@ from typing import Annotated, Any, Union
 
 import tyro
 
+from mrlm.envs.registry import EnvArgumentError, UnknownEnvError
 from mrlm.train.commands import COMMANDS
 from mrlm.train.config_io import ConfigError, load_config
+from mrlm.train.loop.errors import CheckpointError, DistributedSetupError, NonFiniteError
 
 PROG = "mrlm-train"
+#: Errors a run stops on whose message says what went wrong and where (a NaN loss and the last good
+#: checkpoint, an unknown env id, a missing model path, contradicting settings); anything else is a
+#: bug and keeps its traceback.
+RUN_ERRORS: tuple[type[BaseException], ...] = (
+    NonFiniteError,
+    CheckpointError,
+    DistributedSetupError,
+    ConfigError,
+    UnknownEnvError,
+    EnvArgumentError,
+    FileNotFoundError,
+)
 DESCRIPTION = "Train LLM agents with reinforcement learning on MRLM environments."
 
 
@@ -41,7 +55,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     for command in COMMANDS:
         if isinstance(args, command.args):
-            return command.run(args)
+            try:
+                return command.run(args)
+            except RUN_ERRORS as error:
+                # Errors that carry their own explanation: one line, no traceback.
+                print(f"{PROG} {command.name}: {type(error).__name__}: {error}", file=sys.stderr)
+                return 1
     raise AssertionError(f"no command for parsed arguments {args!r}")
 
 

@@ -63,6 +63,8 @@ class GRPOConfig:
     """Nucleus sampling threshold."""
     max_turns: int = 1
     """Replies per episode after which the rollout stops (multi-turn envs)."""
+    ignore_stop: bool = False
+    """Never stop a reply at a stop token: every reply has exactly max_new_tokens tokens (benchmarks)."""
 
     std_scaling: Literal["group", "batch", "none"] = "group"
     """Divide centred rewards by the group's std (GRPO), the batch's, or not at all (Dr. GRPO)."""
@@ -124,12 +126,19 @@ class StepStats:
     """What one update step reports (also the keys of metrics.jsonl)."""
 
     reward: float
+    """Mean total reward of the episodes trained on."""
+    sampled_reward: float
+    """Mean total reward of every episode sampled this step, including groups dynamic sampling dropped."""
     loss: float
     kl: float
     clip_fraction: float
     approx_kl: float
     groups_kept: float
     tokens_per_s: float
+    step_s: float
+    """Wall time of the step: rollout, scoring, advantages and update."""
+    rollout_s: float
+    """Wall time of the rollout alone (env resets and steps, tokenization, generation)."""
 
 
 def grpo_loss(
@@ -189,17 +198,20 @@ class _TaskSeeds:
 
 def collect_batch(
     engine: RolloutEngine, seeds: _TaskSeeds, config: GRPOConfig
-) -> tuple[list[Trajectory], float]:
+) -> tuple[list[Trajectory], float, float]:
     """Rollout and scoring: ``prompts_per_step`` groups, with dynamic sampling when enabled.
 
-    Returns the trajectories (group-contiguous) and the share of sampled groups that were kept.
+    Returns the trajectories (group-contiguous), the share of sampled groups that were kept, and
+    the mean reward of every sampled episode (the policy's success, unbiased by the dropping).
     """
     kept: list[Trajectory] = []
     sampled = kept_groups = 0
+    reward_sum = 0.0
     for _ in range(config.max_sampling_rounds if config.dynamic_sampling else 1):
         needed = config.prompts_per_step - len(kept) // config.group_size
         trajectories = engine.collect(seeds.take(needed), config.group_size)
         rewards = torch.tensor([t.total_reward for t in trajectories], dtype=torch.float32)
+        reward_sum += float(rewards.sum())
         useful = groups_with_signal(rewards, config.group_size)
         sampled += len(useful)
         for g, keep in enumerate(useful.tolist()):
@@ -210,7 +222,8 @@ def collect_batch(
             break
     if not kept:  # every group was flat: train on the last round (zero advantages, zero gradient)
         kept = trajectories
-    return kept[: config.prompts_per_step * config.group_size], kept_groups / max(sampled, 1)
+    sampled_reward = reward_sum / max(sampled * config.group_size, 1)
+    return kept[: config.prompts_per_step * config.group_size], kept_groups / max(sampled, 1), sampled_reward
 
 
 def train(config: GRPOConfig) -> Path:
@@ -224,10 +237,6 @@ def train(config: GRPOConfig) -> Path:
     with TrainingSession(
         model, run=config.run, optim=config.optim, dist=config.dist, config=dataclasses.asdict(config)
     ) as session:
-        if session.strategy == "fsdp":
-            # Sharded weights are gathered by collectives on every forward, so all processes would
-            # have to generate in lockstep; replies of different lengths would leave them waiting.
-            raise ValueError("GRPO does not generate under FSDP yet; use --dist.strategy ddp")
         if ref_model is not None:
             ref_model.to(session.device)
         generator = HFGenerator(session.unwrapped_model, tokenizer)
@@ -235,6 +244,7 @@ def train(config: GRPOConfig) -> Path:
             max_new_tokens=config.max_new_tokens,
             temperature=config.temperature,
             top_p=config.top_p,
+            ignore_stop=config.ignore_stop,
             seed=config.run.seed * 1_000_003 + session.rank,
         )
         engine = RolloutEngine(
@@ -269,10 +279,14 @@ def _train_step(
 ) -> StepStats:
     started = time.perf_counter()
     # 1-2. rollout and scoring
-    session.unwrapped_model.eval()
-    trajectories, kept_share = collect_batch(engine, seeds, config)
-    session.unwrapped_model.train()
+    # Under FSDP the weights are gathered for the rollout, so each process samples on its own.
+    with session.generation_mode():
+        trajectories, kept_share, sampled_reward = collect_batch(engine, seeds, config)
+    rollout_s = time.perf_counter() - started
     batch = collate(trajectories, tokenizer.pad_token_id, device=session.device)
+
+    # A NaN reward would surface later as a NaN loss; name its source instead.
+    session.check_finite(batch.rewards, "rewards (as returned by the env)")
 
     # 3. advantages
     adv = group_relative_advantages(batch.rewards, config.group_size, scale=config.std_scaling)
@@ -315,12 +329,15 @@ def _train_step(
     passes = config.num_iterations
     return StepStats(
         reward=session.all_reduce_mean(float(batch.rewards.mean())),
+        sampled_reward=session.all_reduce_mean(sampled_reward),
         loss=session.all_reduce_mean(sum(losses) / passes),
         kl=session.all_reduce_mean(_mean(e["kl"] for e in extras)),
         clip_fraction=session.all_reduce_mean(_mean(e["clip_fraction"] for e in extras)),
         approx_kl=session.all_reduce_mean(_mean(e["approx_kl"] for e in extras)),
         groups_kept=kept_share,
         tokens_per_s=num_tokens * session.world_size / max(elapsed, 1e-9),
+        step_s=elapsed,
+        rollout_s=rollout_s,
     )
 
 

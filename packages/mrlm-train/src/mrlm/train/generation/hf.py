@@ -1,19 +1,23 @@
 """In-process batched sampling from a Hugging Face causal LM, with a KV cache.
 
-One forward pass per step for the whole batch: the prompts are left-padded and prefilled together,
-then each step feeds one token per live row. A row that emits a stop token leaves the batch (its
-cache rows are dropped), so the steps after it cost only what the rows still generating need.
+One forward pass per step for the whole batch: the distinct prompts are left-padded and prefilled
+together (rows repeating a prompt, as the members of a group do, share its prefill), then each step
+feeds one token per live row. A row that emits a stop token leaves the batch (its cache rows are
+dropped), so the steps after it cost only what the rows still generating need. Llama, Qwen2 and
+Mistral models run these passes straight from their weights (:mod:`mrlm.train.generation.direct`),
+any other model through its forward.
 """
 
 from __future__ import annotations
 
 import inspect
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import torch
 
 from mrlm.train.generation.base import Completion, FinishReason, SamplingParams
+from mrlm.train.generation.direct import DirectModel, direct_model_or_reason
 from mrlm.train.generation.logprobs import position_ids_from_mask
 from mrlm.train.generation.sampling import sample_next
 
@@ -26,6 +30,9 @@ class HFGenerator:
             ``input_ids``, ``attention_mask``, ``position_ids``, ``past_key_values``, ``use_cache``.
         tokenizer: supplies the padding id and the default stop ids. It is not modified: padding
             side and pad token are handled here.
+        direct: decode Llama, Qwen2 and Mistral models straight from their weights
+            (:mod:`mrlm.train.generation.direct`: the same numbers up to float rounding, several
+            times faster on small models); False always uses the model's forward.
 
     Default stop ids (``SamplingParams.stop_token_ids=None``): the tokenizer's eos plus the model's
     ``generation_config.eos_token_id``, as ``model.generate`` would stop.
@@ -37,13 +44,14 @@ class HFGenerator:
     rows do; its completion still depends on its position in the batch, not on its neighbours' ends.
     """
 
-    def __init__(self, model: Any, tokenizer: Any) -> None:
+    def __init__(self, model: Any, tokenizer: Any, *, direct: bool = True) -> None:
         self.model = model
         self.pad_token_id = _pad_id(tokenizer)
         self.default_stop_ids = _default_stop_ids(model, tokenizer)
         # Prefill needs only the last position's logits; most models can skip the rest.
         forward = inspect.signature(model.forward).parameters
         self._keep_last: dict[str, int] = {"logits_to_keep": 1} if "logits_to_keep" in forward else {}
+        self.direct = direct
 
     @property
     def device(self) -> torch.device:
@@ -62,13 +70,16 @@ class HFGenerator:
         rng = torch.Generator(device=self.device)
         rng.manual_seed(seed)
 
+        # Switching modes walks every module: only when needed (a trainer usually switched already).
         was_training = self.model.training
-        self.model.eval()
+        if was_training:
+            self.model.eval()
         try:
             with torch.inference_mode():
                 tokens, logprobs, lengths, stopped = self._sample(prompts, params, stop_ids, rng)
         finally:
-            self.model.train(was_training)
+            if was_training:
+                self.model.train()
 
         completions = []
         for row, n in enumerate(lengths.tolist()):
@@ -89,14 +100,16 @@ class HFGenerator:
         batch, budget = len(prompts), params.max_new_tokens
         width = max(len(p) for p in prompts)
 
-        input_ids = torch.full((batch, width), self.pad_token_id, dtype=torch.long)
-        # One mask buffer for the whole run, sliced per step, instead of a concatenation per step.
-        attention = torch.zeros((batch, width + budget), dtype=torch.long)
-        for row, prompt in enumerate(prompts):
-            input_ids[row, width - len(prompt) :] = torch.as_tensor(list(prompt), dtype=torch.long)
-            attention[row, width - len(prompt) : width] = 1
+        # Rows with the same prompt (the members of a group) share one prefill.
+        distinct: dict[tuple[int, ...], int] = {}
+        prompt_of_row = [distinct.setdefault(tuple(p), len(distinct)) for p in prompts]
+        input_ids = torch.full((len(distinct), width), self.pad_token_id, dtype=torch.long)
+        attention = torch.zeros((len(distinct), width), dtype=torch.long)
+        for index, prompt in enumerate(distinct):
+            input_ids[index, width - len(prompt) :] = torch.as_tensor(prompt, dtype=torch.long)
+            attention[index, width - len(prompt) :] = 1
         input_ids, attention = input_ids.to(device), attention.to(device)
-        positions = position_ids_from_mask(attention[:, :width])
+        first = torch.tensor(prompt_of_row, dtype=torch.long, device=device)
 
         out_tokens = torch.full((batch, budget), self.pad_token_id, dtype=torch.long, device=device)
         out_logprobs = torch.zeros((batch, budget), dtype=torch.float32, device=device)
@@ -104,25 +117,29 @@ class HFGenerator:
         stopped = torch.zeros(batch, dtype=torch.bool, device=device)
         stop_tensor = torch.tensor(list(stop_ids), dtype=torch.long, device=device)
 
-        output = self.model(
-            input_ids=input_ids,
-            attention_mask=attention[:, :width],
-            position_ids=positions,
-            use_cache=True,
-            **self._keep_last,
-        )
-        cache = output.past_key_values
-        logits = output.logits[:, -1, :]
-        next_positions = positions[:, -1:] + 1  # [live, 1]
+        decoder = direct_model_or_reason(self.model) if self.direct else "turned off"
+        decoding: _Decoding
+        if isinstance(decoder, DirectModel):
+            decoding, logits = decoder.start(input_ids, attention, first, budget)
+        else:
+            decoding = _ForwardDecoding(self.model, self._keep_last)
+            logits = decoding.start(input_ids, attention, first, budget)
         rows = torch.arange(batch, device=device)  # original row of each live row
+        all_live = True
 
         for step in range(budget):
             # Noise for every original row, live or not: a row's draws never depend on when the
             # other rows stopped.
-            noise = None if params.greedy else torch.rand(batch, generator=rng, device=device)[rows]
+            noise = None if params.greedy else torch.rand(batch, generator=rng, device=device)
+            if noise is not None and not all_live:
+                noise = noise[rows]
             tokens, logprobs = sample_next(logits, params, noise)
-            out_tokens[rows, step] = tokens
-            out_logprobs[rows, step] = logprobs
+            if all_live:
+                out_tokens[:, step] = tokens
+                out_logprobs[:, step] = logprobs
+            else:
+                out_tokens[rows, step] = tokens
+                out_logprobs[rows, step] = logprobs
             last_step = step == budget - 1
             if len(stop_ids) > 0:
                 hit = torch.isin(tokens, stop_tensor)
@@ -133,23 +150,79 @@ class HFGenerator:
                     if live.numel() == 0 or last_step:
                         break
                     # Drop finished rows everywhere, so later steps compute only live ones.
-                    cache.reorder_cache(live)
+                    decoding.keep(live)
                     rows, tokens = rows[live], tokens[live]
-                    attention, next_positions = attention[live], next_positions[live]
+                    all_live = False
             if last_step:
                 break
-            attention[:, width + step] = 1
-            output = self.model(
-                input_ids=tokens.unsqueeze(1),
-                attention_mask=attention[:, : width + step + 1],
-                position_ids=next_positions,
-                past_key_values=cache,
-                use_cache=True,
-            )
-            logits = output.logits[:, -1, :]
-            next_positions = next_positions + 1
+            logits = decoding.step(tokens)
+        decoding.close()
 
         return out_tokens.tolist(), out_logprobs.tolist(), lengths.cpu(), stopped.tolist()
+
+
+class _Decoding(Protocol):
+    """A batch being decoded: feed tokens, get the next logits, drop rows, free it all."""
+
+    def step(self, tokens: torch.Tensor) -> torch.Tensor: ...
+
+    def keep(self, live: torch.Tensor) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class _ForwardDecoding:
+    """Decoding through the model's own forward and its dynamic KV cache (any causal LM)."""
+
+    def __init__(self, model: Any, keep_last: dict[str, int]) -> None:
+        self.model, self.keep_last = model, keep_last
+
+    def start(
+        self, input_ids: torch.Tensor, attention_mask: torch.Tensor, rows: torch.Tensor, budget: int
+    ) -> torch.Tensor:
+        """Prefill the distinct prompts ``[U, W]`` and expand the cache to ``rows`` ``[B]``; return
+        the ``[B, V]`` logits of the first token."""
+        width = input_ids.shape[1]
+        positions = position_ids_from_mask(attention_mask)
+        output = self.model(
+            input_ids=input_ids,
+            attention_mask=attention_mask,
+            position_ids=positions,
+            use_cache=True,
+            **self.keep_last,
+        )
+        self.cache = output.past_key_values
+        if rows.numel() != input_ids.shape[0] or not torch.equal(
+            rows, torch.arange(rows.numel(), device=rows.device)
+        ):
+            self.cache.reorder_cache(rows)
+        # One mask buffer for the whole run, sliced per step, instead of a concatenation per step.
+        self.attention = attention_mask.new_ones((rows.numel(), width + budget))
+        self.attention[:, :width] = attention_mask[rows]
+        self.length = width
+        self.next_positions = positions[rows, -1:] + 1  # [live, 1]
+        logits: torch.Tensor = output.logits[:, -1, :][rows]
+        return logits
+
+    def step(self, tokens: torch.Tensor) -> torch.Tensor:
+        output = self.model(
+            input_ids=tokens.unsqueeze(1),
+            attention_mask=self.attention[:, : self.length + 1],
+            position_ids=self.next_positions,
+            past_key_values=self.cache,
+            use_cache=True,
+        )
+        self.length += 1
+        self.next_positions = self.next_positions + 1
+        logits: torch.Tensor = output.logits[:, -1, :]
+        return logits
+
+    def keep(self, live: torch.Tensor) -> None:
+        self.cache.reorder_cache(live)
+        self.attention, self.next_positions = self.attention[live], self.next_positions[live]
+
+    def close(self) -> None:
+        del self.cache
 
 
 def _pad_id(tokenizer: Any) -> int:

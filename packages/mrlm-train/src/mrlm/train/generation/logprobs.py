@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import torch
 
-from mrlm.train.generation.sampling import selected_logprobs
+from mrlm.train.generation.direct import DirectModel, direct_model_or_reason
+from mrlm.train.generation.sampling import row_chunks, selected_logprobs
 
 
 def position_ids_from_mask(attention_mask: torch.Tensor) -> torch.Tensor:
@@ -23,6 +25,8 @@ def token_logprobs(
     attention_mask: torch.Tensor,
     completion_mask: torch.Tensor,
     temperature: float = 1.0,
+    *,
+    direct: bool = True,
 ) -> torch.Tensor:
     """Log-prob of every masked token given the tokens before it, in one forward pass.
 
@@ -31,6 +35,13 @@ def token_logprobs(
     log-probs a :class:`~mrlm.train.generation.base.Generator` recorded (up to float error).
 
     Gradients flow unless the caller wraps the call in ``torch.no_grad()``.
+
+    Only what the scored tokens need is computed: the last position is not fed (it predicts nothing)
+    and, when the model's forward takes ``logits_to_keep``, logits start at the position before the
+    first scored column. Log-softmax runs over as many rows at a time as fit in
+    :data:`~mrlm.train.generation.sampling.LOGITS_CHUNK_ELEMENTS` float32 elements. Llama, Qwen2
+    and Mistral models run without their forward, computing a prompt shared by several rows once
+    (:meth:`~mrlm.train.generation.direct.DirectModel.token_logprobs`); ``direct=False`` turns that off.
 
     Args:
         model: a causal LM returning ``.logits`` ``[B, T, V]``.
@@ -43,18 +54,46 @@ def token_logprobs(
     Returns:
         ``[B, T]`` float32 log-probs aligned with ``input_ids``; 0 where ``completion_mask`` is 0.
     """
+    scored = completion_mask.bool()
+    length = input_ids.shape[1]
+    if length < 2:
+        return torch.zeros(input_ids.shape, dtype=torch.float32, device=input_ids.device)
+    runner = direct_model_or_reason(model, training=torch.is_grad_enabled()) if direct else None
+    if isinstance(runner, DirectModel):
+        return runner.token_logprobs(input_ids, attention_mask, completion_mask, temperature)
+    columns = scored[:, 1:].any(dim=0).nonzero()
+    # The first scored column (>= 1); with nothing scored, the last, so that the result still
+    # depends on the model and a loss built on it can be differentiated (to zero).
+    first = int(columns[0]) + 1 if columns.numel() else length - 1
+    inputs, attention = input_ids[:, :-1], attention_mask[:, :-1]  # position t predicts token t + 1
+    keep = inputs.shape[1] - (first - 1)  # positions first - 1 .. T - 2
+    extra = {"logits_to_keep": keep} if _takes_logits_to_keep(model) else {}
     logits = model(
-        input_ids=input_ids,
-        attention_mask=attention_mask,
-        position_ids=position_ids_from_mask(attention_mask),
+        input_ids=inputs,
+        attention_mask=attention,
+        position_ids=position_ids_from_mask(attention),
         use_cache=False,
-    ).logits  # [B, T, V]
-    # Row by row: a float32 copy of one row's [T, V] logits at a time, not of the whole batch.
-    shifted = torch.stack(
+        **extra,
+    ).logits[:, -keep:]  # [B, keep, V]: token first + j given tokens <= first - 1 + j
+    targets = input_ids[:, first:]
+    shifted = torch.cat(
         [
-            selected_logprobs(row[:-1], ids[1:], temperature)
-            for row, ids in zip(logits, input_ids, strict=True)
+            selected_logprobs(logits[rows], targets[rows], temperature)
+            for rows in row_chunks(logits.shape[0], logits.shape[1] * logits.shape[2])
         ]
-    )  # [B, T - 1]: token t+1 given tokens <= t
-    logp = torch.nn.functional.pad(shifted, (1, 0))  # [B, T]
-    return torch.where(completion_mask.bool(), logp, torch.zeros_like(logp))
+    )  # [B, T - first]
+    logp = torch.nn.functional.pad(shifted, (first, 0))  # [B, T]
+    return torch.where(scored, logp, torch.zeros_like(logp))
+
+
+_LOGITS_TO_KEEP: dict[type, bool] = {}
+
+
+def _takes_logits_to_keep(model: Any) -> bool:
+    """Whether the causal LM under ``model`` (a DDP or peft wrapper passes it on) takes ``logits_to_keep``."""
+    inner = getattr(model, "module", model)  # DistributedDataParallel
+    base = inner.get_base_model() if hasattr(inner, "get_base_model") else inner  # peft
+    kind = type(base)
+    if kind not in _LOGITS_TO_KEEP:
+        _LOGITS_TO_KEEP[kind] = "logits_to_keep" in inspect.signature(base.forward).parameters
+    return _LOGITS_TO_KEEP[kind]

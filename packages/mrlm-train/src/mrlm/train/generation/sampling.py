@@ -26,6 +26,16 @@ def selected_logprobs(logits: torch.Tensor, tokens: torch.Tensor, temperature: f
     return torch.log_softmax(scaled, dim=-1).gather(-1, tokens.unsqueeze(-1)).squeeze(-1)
 
 
+LOGITS_CHUNK_ELEMENTS = 1 << 24
+"""Most logits (float32 elements, 64 MiB) turned into log-probs at once when recomputing log-probs."""
+
+
+def row_chunks(rows: int, elements_per_row: int) -> list[slice]:
+    """Consecutive row ranges of at most :data:`LOGITS_CHUNK_ELEMENTS` elements (at least one row each)."""
+    step = max(1, LOGITS_CHUNK_ELEMENTS // max(1, elements_per_row))
+    return [slice(start, start + step) for start in range(0, rows, step)]
+
+
 def truncate_logits(logits: torch.Tensor, top_k: int, top_p: float) -> torch.Tensor:
     """``[B, V]`` logits with every token outside the top-k / top-p set at ``-inf``.
 

@@ -13,6 +13,8 @@ strategy, so numerics do not depend on the strategy.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import torch
@@ -47,6 +49,34 @@ def shard_model(model: torch.nn.Module, *, device_type: str, world_size: int) ->
     if unsharded:
         raise DistributedSetupError(f"fully_shard left parameters unsharded: {unsharded[:5]}")
     return model
+
+
+@contextmanager
+def gathered_weights(model: torch.nn.Module) -> Iterator[torch.nn.Module]:
+    """Hold every FSDP unit of ``model`` unsharded inside the block, for generation. Collective.
+
+    Each process enters and leaves together (one all-gather per unit on entry, nothing on exit).
+    Inside, forwards run on the full weights without any communication, so each process may call
+    the model any number of times, with any shapes: sampling replies of different lengths needs
+    no lockstep between processes. The cost is a whole copy of the weights per process for the
+    duration. On exit the shards are restored, and with them the usual reshard-after-forward
+    behaviour (blocks reshard, the root keeps its weights for the backward that follows).
+    """
+    if not isinstance(model, FSDPModule):
+        raise TypeError("gathered_weights needs a model sharded with fully_shard")
+    units = [module for module in model.modules() if isinstance(module, FSDPModule)]
+    model.set_reshard_after_forward(False, recurse=True)
+    try:
+        for unit in units:
+            unit.unshard()
+        yield model
+    finally:
+        for unit in units:
+            unit.reshard()
+        for unit in units:
+            # fully_shard's defaults: blocks free their gathered weights after forward; the root
+            # does not, since backward would gather them again right away.
+            unit.set_reshard_after_forward(unit is not model, recurse=False)
 
 
 def set_gradient_sync(model: torch.nn.Module, enabled: bool) -> None:

@@ -63,7 +63,7 @@ from mrlm.train.loop.distributed import (
     resolve_strategy,
 )
 from mrlm.train.loop.errors import CheckpointError, DistributedSetupError, NonFiniteError
-from mrlm.train.loop.fsdp import full_state_dict, set_gradient_sync, shard_model
+from mrlm.train.loop.fsdp import full_state_dict, gathered_weights, set_gradient_sync, shard_model
 from mrlm.train.loop.fsio import fsync_tree, remove_tree, replace_text
 from mrlm.train.loop.grads import clip_, first_nonfinite, total_norm
 from mrlm.train.loop.metrics import METRICS_FILE, MetricsLog, to_float
@@ -187,6 +187,26 @@ class TrainingSession:
                 f"(distributed type {self.accelerator.distributed_type})"
             )
         return wrapped
+
+    @contextlib.contextmanager
+    def generation_mode(self) -> Iterator[torch.nn.Module]:
+        """The model to sample from inside the block, in eval mode (train mode restored after).
+
+        Under FSDP the weights are gathered for the duration (see
+        :func:`~mrlm.train.loop.fsdp.gathered_weights`): every process must enter together, and
+        then each may generate independently. Elsewhere this is the unwrapped model as it is.
+        """
+        model = self.unwrapped_model
+        was_training = model.training
+        model.eval()
+        try:
+            if self.strategy == "fsdp":
+                with gathered_weights(model):
+                    yield model
+            else:
+                yield model
+        finally:
+            model.train(was_training)
 
     # ------------------------------------------------------------------ facts about the run
 
@@ -342,8 +362,12 @@ class TrainingSession:
         if not bool(torch.isfinite(tensor).all()):
             shown = tensor.item() if tensor.numel() == 1 else f"tensor of shape {tuple(tensor.shape)}"
             step = self.step + 1
+            latest = ckpt.latest_checkpoint(self.output_dir)
             raise NonFiniteError(
-                f"non-finite value ({shown}) at step {step} in {where}", step=step, where=where
+                f"non-finite value ({shown}) at step {step} in {where}; "
+                f"last checkpoint: {latest if latest is not None else 'none'}",
+                step=step,
+                where=where,
             )
 
     # ------------------------------------------------------------------ collectives

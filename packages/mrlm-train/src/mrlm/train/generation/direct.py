@@ -1,0 +1,587 @@
+"""Running Llama-family models straight from their weights: decoding, and log-probs with shared prompts.
+
+A Hugging Face forward pass costs far more than its arithmetic when its inputs are small: module
+calls, attention-mask construction, cache bookkeeping and output objects run on every call, and
+during decoding (one token per row per call) they are most of the time. For the architectures in
+:data:`SUPPORTED_MODEL_TYPES` (pre-norm blocks of RMSNorm, rotary self-attention with grouped
+key/value heads, a gated MLP) a :class:`DirectModel` runs the same computation as a short sequence
+of tensor operations on the model's own parameters:
+
+* the q, k and v projections of a layer are one matrix product (their weights concatenated);
+* the rotary embedding of q and k is one complex multiplication: within each head the rows of the q
+  and k projections are reordered so that the two coordinates a rotation mixes are adjacent (attention
+  scores are dot products of q and k, which reordering both alike leaves unchanged);
+* decoding writes keys and values in place into tensors sized for the prompt and the whole
+  completion, and on CPU multiplies by copies of the weights that MKL packed for the batch's number
+  of rows, much faster for the few rows of a step (made once per decoding call, freed after it);
+* rows that begin with the same tokens (the members of a GRPO group share their prompt) compute that
+  prefix once: one prefill per distinct prompt when decoding, and, for :meth:`DirectModel.token_logprobs`,
+  one differentiable pass over each distinct prefix whose keys and values every row then attends to.
+
+The numbers are the model's own up to float rounding (the same operations, in another order).
+Models it would not reproduce (other architectures, sliding-window or length-dependent rotary
+variants, adapters or wrappers, autocast, activation checkpointing, attention dropout in training)
+are refused by :func:`direct_model_or_reason`, and callers use the model's forward instead.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+import torch.nn.functional as F  # noqa: N812 (the usual name)
+
+from mrlm.train.generation.sampling import row_chunks, selected_logprobs
+
+SUPPORTED_MODEL_TYPES = frozenset({"llama", "qwen2", "mistral"})
+"""``config.model_type`` values whose ``*ForCausalLM`` classes :class:`DirectModel` reproduces."""
+
+PACK_WEIGHTS_UP_TO_BYTES = 1 << 30
+"""On CPU, models up to this size are decoded from MKL-packed copies of their weights (about one more
+model's worth of memory while decoding); larger models from the parameters themselves."""
+
+_DYNAMIC_ROPE = ("dynamic", "longrope")  # their frequencies change with the sequence length
+
+
+class _Projection:
+    """``x -> x W^T + bias``, on the parameter itself or on a copy packed for few rows.
+
+    ``packed_rows=None``: on the parameter (differentiable, any device). ``packed_rows=n`` (CPU with
+    MKL, decoding ``n`` rows): on a copy of the weight that MKL packed for products with exactly ``n``
+    rows, which runs much faster for so few rows (the copy is made once per decoding call and used at
+    every step); inputs with another number of rows take the ordinary product.
+    """
+
+    def __init__(self, weight: torch.Tensor, bias: torch.Tensor | None, packed_rows: int | None) -> None:
+        self.weight, self.bias, self.rows = weight, bias, packed_rows
+        self.packed: torch.Tensor | None = None
+        if packed_rows is not None:
+            self.packed = torch.ops.mkl._mkl_reorder_linear_weight(weight.contiguous(), packed_rows)
+
+    def __call__(self, x: torch.Tensor) -> torch.Tensor:
+        if self.packed is not None:
+            out: torch.Tensor = torch.ops.mkl._mkl_linear(x, self.packed, self.weight, self.bias, self.rows)
+            return out
+        return F.linear(x, self.weight, self.bias)
+
+
+_MKL_PACKING: list[bool] = []
+
+
+def _mkl_packing() -> bool:
+    """Whether this torch can multiply by MKL-packed weights (and gets the same numbers)."""
+    if not _MKL_PACKING:
+        try:
+            # Fixed numbers: the global random stream must not move.
+            weight = torch.linspace(-1.0, 1.0, 32).reshape(8, 4)
+            x = torch.linspace(0.5, -0.5, 8).reshape(2, 4)
+            packed = torch.ops.mkl._mkl_reorder_linear_weight(weight, 2)
+            same = torch.allclose(torch.ops.mkl._mkl_linear(x, packed, weight, None, 2), x @ weight.t())
+        except (AttributeError, RuntimeError, NotImplementedError):
+            same = False
+        _MKL_PACKING.append(bool(same) and torch.backends.mkl.is_available())
+    return _MKL_PACKING[0]
+
+
+@dataclass
+class _Layer:
+    """One decoder block's parameters, as the direct passes use them."""
+
+    input_norm: torch.Tensor
+    qkv: _Projection  # q and k rows in rotary-pair order, then v
+    o_proj: _Projection
+    post_norm: torch.Tensor
+    gate: _Projection
+    up: _Projection
+    down: _Projection
+    act: Callable[[torch.Tensor], torch.Tensor]
+
+
+@dataclass
+class _Weights:
+    layers: list[_Layer]
+    lm_head: _Projection
+
+
+@dataclass
+class _DecodeState:
+    """The cache and per-row bookkeeping of one batch being decoded (``n`` live rows)."""
+
+    weights: _Weights
+    keys: list[torch.Tensor]
+    """Per layer ``[n, Hkv, S, d]``: S = prompt width + token budget; slots past ``length`` unused."""
+    values: list[torch.Tensor]
+    mask: torch.Tensor
+    """``[n, 1, 1, S]`` float: 0 where a row may attend, ``-inf`` on its left padding."""
+    rotations: torch.Tensor
+    """``[n, budget, d / 2]`` complex: the rotary factor of each row's generated positions."""
+    length: int
+    """Filled cache slots (the prompt width, then one more per step)."""
+    step: int = 0
+    """Tokens fed back so far."""
+
+
+class DirectModel:
+    """Prefill, single-token decoding steps and log-probs of a supported causal LM, without its ``forward``.
+
+    Build it with :func:`direct_model_or_reason`. It reads the model's parameters on every call, so
+    it follows training updates; it never changes the model.
+    """
+
+    def __init__(self, model: Any) -> None:
+        self.model = model
+        backbone = model.model
+        self.rotary = backbone.rotary_emb
+        self._silu = str(getattr(model.config, "hidden_act", "")) in ("silu", "swish")
+        first = backbone.layers[0].self_attn
+        self.head_dim = int(first.head_dim)
+        self.num_heads = int(first.q_proj.out_features) // self.head_dim
+        self.num_kv_heads = int(first.k_proj.out_features) // self.head_dim
+        self.eps = float(backbone.norm.variance_epsilon)
+        half = self.head_dim // 2
+        # Within each head, coordinate i is rotated with i + d/2; interleaving them makes each pair
+        # adjacent, as a complex number needs.
+        pairs = torch.stack([torch.arange(half), torch.arange(half) + half], dim=1).flatten()
+        self._q_order = (torch.arange(self.num_heads).unsqueeze(1) * self.head_dim + pairs).flatten()
+        self._k_order = (torch.arange(self.num_kv_heads).unsqueeze(1) * self.head_dim + pairs).flatten()
+
+    # ------------------------------------------------------------------ decoding
+
+    def start(
+        self, input_ids: torch.Tensor, attention_mask: torch.Tensor, rows: torch.Tensor, budget: int
+    ) -> tuple[DirectDecoding, torch.Tensor]:
+        """Prefill distinct prompts and lay out a cache for ``len(rows)`` rows and ``budget`` more tokens.
+
+        Call under ``torch.inference_mode()`` (or ``no_grad``).
+
+        Args:
+            input_ids: ``[U, W]`` distinct prompts, left-padded.
+            attention_mask: ``[U, W]`` 1 on prompt tokens, 0 on padding.
+            rows: ``[B]`` which prompt each row of the batch continues.
+            budget: most tokens each row will generate.
+
+        Returns:
+            The decoding of the batch and ``[B, V]`` logits of each row's first generated token.
+        """
+        device = input_ids.device
+        pack = (
+            device.type == "cpu" and _weight_bytes(self.model) <= PACK_WEIGHTS_UP_TO_BYTES and _mkl_packing()
+        )
+        weights = self._weights(packed_rows=rows.shape[0] if pack else None)
+        width = input_ids.shape[1]
+        real = attention_mask.bool()
+        positions = _positions(attention_mask)  # [U, W]
+        generated = positions[:, -1:] + 1 + torch.arange(budget, device=device)  # [U, budget]
+        rotations = self._rotations(torch.cat([positions, generated], dim=1))  # [U, W + budget, d/2]
+        hidden, keys, values = self._forward(
+            weights.layers, input_ids, rotations[:, :width], _self_mask(real), prefix=None
+        )
+        logits = weights.lm_head(self._final_norm(hidden[:, -1]))[rows]
+
+        total = width + budget
+        mask = _additive(torch.cat([real, real.new_ones((real.shape[0], budget))], dim=1), hidden.dtype)
+        state = _DecodeState(
+            weights=weights,
+            keys=[_cache(k, rows, total) for k in keys],
+            values=[_cache(v, rows, total) for v in values],
+            mask=mask[rows][:, None, None, :],
+            rotations=rotations[rows, width:],
+            length=width,
+        )
+        return DirectDecoding(self, state), logits
+
+    def decode_step(self, state: _DecodeState, tokens: torch.Tensor) -> torch.Tensor:
+        """Feed each live row's last token ``[n]``; return the ``[n, V]`` logits of the next one."""
+        slot = state.length
+        n = tokens.shape[0]
+        rotation = state.rotations[:, state.step].unsqueeze(1)  # [n, 1, d/2]
+        groups = self.num_heads // self.num_kv_heads
+        mask = state.mask[..., : slot + 1]
+        hidden = F.embedding(tokens, self._embedding())  # [n, D]
+        for layer, keys, values in zip(state.weights.layers, state.keys, state.values, strict=True):
+            q, k, v = self._qkv(layer, hidden, rotation)  # [n, H, d]
+            keys[:, :, slot].copy_(k)
+            values[:, :, slot].copy_(v)
+            # The g query heads sharing a key/value head attend together: [n, Hkv, g, d].
+            attended = F.scaled_dot_product_attention(
+                q.view(n, self.num_kv_heads, groups, self.head_dim),
+                keys[:, :, : slot + 1],
+                values[:, :, : slot + 1],
+                attn_mask=mask,
+            )
+            hidden = self._block_rest(layer, hidden, attended.reshape(n, -1))
+        state.length += 1
+        state.step += 1
+        return state.weights.lm_head(self._final_norm(hidden))
+
+    @staticmethod
+    def keep_rows(state: _DecodeState, live: torch.Tensor) -> None:
+        """Keep only rows ``live`` (indices into the current rows) of a decoding state."""
+        state.keys = [k.index_select(0, live) for k in state.keys]
+        state.values = [v.index_select(0, live) for v in state.values]
+        state.mask = state.mask.index_select(0, live)
+        state.rotations = state.rotations.index_select(0, live)
+
+    # ------------------------------------------------------------------ log-probs for training
+
+    def token_logprobs(
+        self,
+        input_ids: torch.Tensor,
+        attention_mask: torch.Tensor,
+        completion_mask: torch.Tensor,
+        temperature: float,
+    ) -> torch.Tensor:
+        """What :func:`mrlm.train.generation.logprobs.token_logprobs` returns, computed directly.
+
+        Columns before the first scored one form a prefix; rows whose prefixes are equal (token for
+        token, padding included) share one pass over it, and the rest of each row attends to its
+        keys and values. Differentiable; the shared pass receives the gradients of all its rows.
+
+        Args:
+            input_ids, attention_mask, completion_mask: ``[B, T]``, as for ``token_logprobs``.
+            temperature: the sampling temperature (0 means greedy, scored at 1).
+
+        Returns:
+            ``[B, T]`` float32 log-probs, 0 where ``completion_mask`` is 0 and in column 0.
+        """
+        length = input_ids.shape[1]
+        scored = completion_mask.bool()
+        columns = scored[:, 1:].any(dim=0).nonzero()
+        # Prefix: the columns before the first scored one (with nothing scored, all but the last).
+        split = int(columns[0]) + 1 if columns.numel() else length - 1
+        weights = self._weights(packed_rows=None)
+        real = attention_mask.bool()
+        rotations = self._rotations(_positions(attention_mask))  # [B, T, d/2]
+
+        prefix_ids = torch.cat([input_ids[:, :split], attention_mask[:, :split].to(input_ids.dtype)], dim=1)
+        distinct, row_prefix = torch.unique(prefix_ids, dim=0, return_inverse=True)  # [U, 2 split], [B]
+        first_rows = torch.zeros(distinct.shape[0], dtype=torch.long, device=input_ids.device)
+        first_rows.scatter_(0, row_prefix, torch.arange(input_ids.shape[0], device=input_ids.device))
+        shared, keys, values = self._forward(
+            weights.layers,
+            input_ids[first_rows, :split],
+            rotations[first_rows, :split],
+            _self_mask(real[first_rows, :split]),
+            prefix=None,
+        )
+        # The rest, without the last column (it predicts nothing): attends to its row's prefix.
+        rest = slice(split, length - 1)
+        hidden = shared[row_prefix, -1:]  # [B, 1, D]: predicts column `split`
+        if length - 1 > split:
+            allowed = torch.cat(
+                [real[:, None, :split].expand(-1, length - 1 - split, -1), _self_allowed(real[:, rest])],
+                dim=2,
+            )  # [B, S, split + S]
+            prefix = [(k[row_prefix], v[row_prefix]) for k, v in zip(keys, values, strict=True)]
+            tail, _, _ = self._forward(
+                weights.layers,
+                input_ids[:, rest],
+                rotations[:, rest],
+                _additive(allowed.unsqueeze(1), shared.dtype),
+                prefix,
+            )
+            hidden = torch.cat([hidden, tail], dim=1)  # [B, T - split, D]
+        targets = input_ids[:, split:]
+        chunks = row_chunks(hidden.shape[0], hidden.shape[1] * weights.lm_head.weight.shape[0])
+        shifted = torch.cat(
+            [
+                selected_logprobs(weights.lm_head(self._final_norm(hidden[rows])), targets[rows], temperature)
+                for rows in chunks
+            ]
+        )  # [B, T - split]
+        logp = F.pad(shifted, (split, 0))
+        return torch.where(scored, logp, torch.zeros_like(logp))
+
+    # ------------------------------------------------------------------ pieces
+
+    def _forward(
+        self,
+        layers: list[_Layer],
+        input_ids: torch.Tensor,
+        rotations: torch.Tensor,
+        mask: torch.Tensor,
+        prefix: list[tuple[torch.Tensor, torch.Tensor]] | None,
+    ) -> tuple[torch.Tensor, list[torch.Tensor], list[torch.Tensor]]:
+        """Every layer over ``[N, S]`` tokens; returns hidden states ``[N, S, D]`` (before the final
+        norm) and each layer's keys and values ``[N, Hkv, S, d]``.
+
+        ``mask`` is additive, ``[N, 1, S, S]`` (or ``[N, 1, S, P + S]`` after a ``prefix`` of P
+        tokens whose keys and values per layer are given).
+        """
+        hidden = F.embedding(input_ids, self._embedding())  # [N, S, D]
+        rotation = rotations.unsqueeze(2)  # [N, S, 1, d/2]
+        keys, values = [], []
+        for index, layer in enumerate(layers):
+            q, k, v = self._qkv(layer, hidden, rotation)  # [N, S, H, d]
+            q, k, v = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
+            keys.append(k)
+            values.append(v)
+            if prefix is not None:
+                k = torch.cat([prefix[index][0], k], dim=2)
+                v = torch.cat([prefix[index][1], v], dim=2)
+            attended = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=True)
+            hidden = self._block_rest(layer, hidden, attended.transpose(1, 2).flatten(2))
+        return hidden, keys, values
+
+    def _weights(self, packed_rows: int | None) -> _Weights:
+        device = self._embedding().device
+        q_order, k_order = self._q_order.to(device), self._k_order.to(device)
+        layers = []
+        for block in self.model.model.layers:
+            attention, mlp = block.self_attn, block.mlp
+            q, k, v = attention.q_proj, attention.k_proj, attention.v_proj
+            weight = torch.cat([q.weight[q_order], k.weight[k_order], v.weight])
+            bias = None
+            if q.bias is not None or k.bias is not None or v.bias is not None:
+                bias = torch.cat([_bias(q)[q_order], _bias(k)[k_order], _bias(v)])
+            gate, up = mlp.gate_proj, mlp.up_proj
+            layers.append(
+                _Layer(
+                    input_norm=block.input_layernorm.weight,
+                    qkv=_Projection(weight, bias, packed_rows),
+                    o_proj=_Projection(attention.o_proj.weight, attention.o_proj.bias, packed_rows),
+                    post_norm=block.post_attention_layernorm.weight,
+                    gate=_Projection(gate.weight, gate.bias, packed_rows),
+                    up=_Projection(up.weight, up.bias, packed_rows),
+                    down=_Projection(mlp.down_proj.weight, mlp.down_proj.bias, packed_rows),
+                    act=F.silu if self._silu else mlp.act_fn,
+                )
+            )
+        head = self.model.get_output_embeddings()
+        return _Weights(layers, _Projection(head.weight, head.bias, packed_rows))
+
+    def _qkv(
+        self, layer: _Layer, hidden: torch.Tensor, rotation: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Rotated q ``[..., Hq, d]``, rotated k and v ``[..., Hkv, d]`` of ``hidden`` ``[..., D]``."""
+        normed = F.rms_norm(hidden, (hidden.shape[-1],), layer.input_norm, self.eps)
+        qkv = layer.qkv(normed)
+        qkv = qkv.view(*hidden.shape[:-1], self.num_heads + 2 * self.num_kv_heads, self.head_dim)
+        rotated_heads = self.num_heads + self.num_kv_heads
+        pairs = qkv[..., :rotated_heads, :].unflatten(-1, (self.head_dim // 2, 2))
+        qk = torch.view_as_real(torch.view_as_complex(pairs) * rotation).flatten(-2)
+        return qk[..., : self.num_heads, :], qk[..., self.num_heads :, :], qkv[..., rotated_heads:, :]
+
+    def _block_rest(self, layer: _Layer, hidden: torch.Tensor, attended: torch.Tensor) -> torch.Tensor:
+        """The attention output projection, the residuals and the MLP."""
+        hidden = hidden + layer.o_proj(attended)
+        normed = F.rms_norm(hidden, (hidden.shape[-1],), layer.post_norm, self.eps)
+        return hidden + layer.down(layer.act(layer.gate(normed)) * layer.up(normed))
+
+    def _final_norm(self, hidden: torch.Tensor) -> torch.Tensor:
+        return F.rms_norm(hidden, (hidden.shape[-1],), self.model.model.norm.weight, self.eps)
+
+    def _embedding(self) -> torch.Tensor:
+        weight: torch.Tensor = self.model.model.embed_tokens.weight
+        return weight
+
+    def _rotations(self, positions: torch.Tensor) -> torch.Tensor:
+        """``[..., d/2]`` complex rotary factors of ``positions``, from the model's own rotary module."""
+        probe = torch.empty((), dtype=torch.float32, device=positions.device)
+        cos, sin = self.rotary(probe, positions)
+        half = self.head_dim // 2
+        return torch.complex(cos[..., :half].float(), sin[..., :half].float())
+
+
+class DirectDecoding:
+    """One batch being decoded by a :class:`DirectModel` (what :meth:`DirectModel.start` returns)."""
+
+    def __init__(self, model: DirectModel, state: _DecodeState) -> None:
+        self.model = model
+        self.state: _DecodeState | None = state
+
+    def step(self, tokens: torch.Tensor) -> torch.Tensor:
+        """Feed each live row's last token ``[n]``; return the ``[n, V]`` logits of the next one."""
+        if self.state is None:
+            raise RuntimeError("this decoding is closed")
+        return self.model.decode_step(self.state, tokens)
+
+    def keep(self, live: torch.Tensor) -> None:
+        """Keep only rows ``live`` (indices into the current rows), e.g. when the others stopped."""
+        if self.state is None:
+            raise RuntimeError("this decoding is closed")
+        self.model.keep_rows(self.state, live)
+
+    def close(self) -> None:
+        """Free the cache and the weight copies now, and hand the freed memory back to the system."""
+        packed = self.state is not None and any(
+            layer.down.packed is not None for layer in self.state.weights.layers
+        )
+        self.state = None
+        if packed:
+            _return_freed_memory()
+
+
+TRIM_AFTER_GROWTH_BYTES = 64 << 20
+"""Resident memory growth since the last trim after which decoding hands freed memory back."""
+
+_RESIDENT_AFTER_TRIM: list[int] = []
+
+
+def _return_freed_memory() -> None:
+    """Ask glibc to return free heap pages to the system, when resident memory has grown by
+    :data:`TRIM_AFTER_GROWTH_BYTES` since the last time (elsewhere than Linux/glibc, nothing happens).
+
+    The packed weight copies of a decoding call are freed when it ends; glibc keeps such blocks in
+    its heap, where the next tensors of other sizes fragment them, and resident memory creeps up step
+    after step. Trimming at every call would hand back the training step's memory too, which it then
+    faults in again, so it waits for real growth.
+    """
+    resident = _resident_bytes()
+    if resident is None or resident - (_RESIDENT_AFTER_TRIM or [0])[-1] < TRIM_AFTER_GROWTH_BYTES:
+        return
+    try:
+        trim = ctypes.CDLL(None).malloc_trim
+    except (AttributeError, OSError):
+        return
+    trim(0)
+    _RESIDENT_AFTER_TRIM[:] = [_resident_bytes() or 0]
+
+
+def _resident_bytes() -> int | None:
+    try:
+        with open("/proc/self/statm") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+_CHECKED: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+
+
+def direct_model_or_reason(model: Any, *, training: bool = False) -> DirectModel | str:
+    """A :class:`DirectModel` for ``model``, or why it cannot have one (then use its forward).
+
+    With ``training``, also refuses what only matters when gradients flow: activation checkpointing
+    and attention dropout in train mode. The structural checks run once per model.
+    """
+    if hasattr(model, "_original_forward"):
+        return "the model's forward runs under mixed-precision autocast"
+    try:
+        reason = _CHECKED.get(model)
+    except TypeError:  # not weak-referenceable
+        reason = None
+    if reason is None:
+        reason = _unsupported(model)
+        with contextlib.suppress(TypeError):
+            _CHECKED[model] = reason
+    if reason:
+        return reason
+    device = model.model.embed_tokens.weight.device
+    if torch.is_autocast_enabled(device.type):
+        return "autocast is on"
+    if training and _checkpointing(model):
+        return "activation checkpointing"
+    if training and model.training and float(getattr(model.config, "attention_dropout", 0.0) or 0.0) > 0:
+        return "attention dropout in train mode"
+    return DirectModel(model)
+
+
+def _unsupported(model: Any) -> str:
+    """Why ``model`` is not one :class:`DirectModel` reproduces; "" when it is."""
+    config = getattr(model, "config", None)
+    model_type = getattr(config, "model_type", None)
+    if model_type not in SUPPORTED_MODEL_TYPES:
+        return f"model type {model_type!r} is not one of {sorted(SUPPORTED_MODEL_TYPES)}"
+    backbone: Any = getattr(model, "model", None)
+    if type(model).__name__ != f"{type(backbone).__name__.removesuffix('Model')}ForCausalLM":
+        return f"{type(model).__name__} is not a plain *ForCausalLM (a wrapper or adapter?)"
+    if any(p.dtype != torch.float32 for p in model.parameters()):
+        return "weights other than float32"
+    if any(kind != "full_attention" for kind in getattr(config, "layer_types", None) or ()):
+        return "sliding-window attention layers"
+    if model_type == "mistral" and getattr(config, "sliding_window", None) is not None:
+        return "sliding-window attention"
+    rope_type = str(getattr(backbone.rotary_emb, "rope_type", "default"))
+    if any(name in rope_type for name in _DYNAMIC_ROPE):
+        return f"rotary embedding {rope_type!r} depends on the sequence length"
+    if model.get_output_embeddings() is None:
+        return "no output embeddings"
+    blocks = list(backbone.layers)
+    if not blocks:
+        return "no decoder layers"
+    try:
+        attention = blocks[0].self_attn
+        head_dim = int(attention.head_dim)
+        if (
+            head_dim % 2
+            or attention.q_proj.out_features % head_dim
+            or attention.k_proj.out_features % head_dim
+        ):
+            return "unexpected attention shapes"
+        if float(attention.scaling) != head_dim**-0.5:
+            return "attention scaling other than 1/sqrt(head_dim)"
+        if any(type(block.self_attn) is not type(attention) for block in blocks):
+            return "layers of different kinds"
+        linears = [model.get_output_embeddings()]
+        for block in blocks:
+            linears += [getattr(block.self_attn, name) for name in ("q_proj", "k_proj", "v_proj", "o_proj")]
+            linears += [getattr(block.mlp, name) for name in ("gate_proj", "up_proj", "down_proj")]
+        if any(type(linear) is not torch.nn.Linear for linear in linears):
+            return "projections that are not plain torch.nn.Linear (adapters or quantization?)"
+        probe = torch.arange(4, device=backbone.embed_tokens.weight.device).unsqueeze(0)
+        cos, _ = backbone.rotary_emb(torch.empty((), dtype=torch.float32, device=probe.device), probe)
+        if cos.shape[-1] != head_dim or not torch.equal(cos[..., : head_dim // 2], cos[..., head_dim // 2 :]):
+            return "partial or interleaved rotary embedding"
+    except (AttributeError, TypeError) as error:
+        return f"unexpected module layout ({error})"
+    return ""
+
+
+def _checkpointing(model: Any) -> bool:
+    # The newer name first: the older one warns that it is deprecated.
+    for name in ("is_activation_checkpointing", "is_gradient_checkpointing"):
+        if hasattr(type(model), name):
+            return bool(getattr(model, name))
+    return False
+
+
+def _positions(attention_mask: torch.Tensor) -> torch.Tensor:
+    """Positions counting attended tokens only (padding gets 0), as the trainers feed the model."""
+    return (attention_mask.long().cumsum(dim=-1) - 1).clamp(min=0)
+
+
+def _self_allowed(real: torch.Tensor) -> torch.Tensor:
+    """``[N, S, S]``: which of the ``S`` tokens (``real`` ``[N, S]``) each one attends to, causally.
+
+    A padding position attends to itself only, so that it stays finite; nothing attends to it.
+    """
+    size = real.shape[1]
+    causal = torch.ones((size, size), dtype=torch.bool, device=real.device).tril()
+    diagonal = torch.eye(size, dtype=torch.bool, device=real.device)
+    return causal & (real.unsqueeze(1) | diagonal)
+
+
+def _self_mask(real: torch.Tensor) -> torch.Tensor:
+    """``[N, 1, S, S]`` additive form of :func:`_self_allowed`."""
+    return _additive(_self_allowed(real).unsqueeze(1), torch.float32)
+
+
+def _cache(prompt: torch.Tensor, rows: torch.Tensor, total: int) -> torch.Tensor:
+    """``[B, Hkv, total, d]`` with each row's prompt keys (or values) in the first slots."""
+    cache = prompt.new_empty((rows.shape[0], prompt.shape[1], total, prompt.shape[3]))
+    cache[:, :, : prompt.shape[2]] = prompt[rows]
+    return cache
+
+
+def _weight_bytes(model: Any) -> int:
+    return sum(p.numel() * p.element_size() for p in model.parameters())
+
+
+def _bias(linear: Any) -> torch.Tensor:
+    if linear.bias is not None:
+        bias: torch.Tensor = linear.bias
+        return bias
+    return linear.weight.new_zeros(linear.out_features)
+
+
+def _additive(allowed: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """0 where ``allowed``, ``-inf`` elsewhere: a mask added to attention scores."""
+    mask = torch.zeros(allowed.shape, dtype=dtype, device=allowed.device)
+    return mask.masked_fill_(~allowed, float("-inf"))

@@ -1,0 +1,211 @@
+"""DirectModel: the same completions and log-probs as the model's own forward, shared prompts, refusals."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import torch
+
+from mrlm.train.generation import HFGenerator, SamplingParams, token_logprobs
+from mrlm.train.generation.direct import DirectModel, direct_model_or_reason
+from tests.train.generation.lively import build_lively_model
+
+TEXTS = ["Hello there", "What is 2 + 2?", "a", "The quick brown fox jumps over the lazy dog", "x = 3"]
+
+
+@pytest.fixture(scope="module", params=["qwen2", "llama"])
+def arch_model(request: pytest.FixtureRequest, tokenizer: Any) -> Any:
+    """A lively model per architecture (qwen2 has q/k/v biases, llama has none)."""
+    return build_lively_model(tokenizer, arch=request.param, seed=1)
+
+
+@pytest.fixture(scope="module")
+def prompts(tokenizer: Any) -> list[list[int]]:
+    ids = [tokenizer.encode(text) for text in TEXTS]
+    # Repeats, as a GRPO group has: they share one prefill.
+    return [ids[0], ids[1], ids[0], ids[2], ids[3], ids[1], ids[4], ids[0]]
+
+
+def test_the_tiny_architectures_are_supported(arch_model: Any) -> None:
+    assert isinstance(direct_model_or_reason(arch_model), DirectModel)
+    assert isinstance(direct_model_or_reason(arch_model, training=True), DirectModel)
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        SamplingParams(max_new_tokens=24, temperature=0.0),
+        SamplingParams(max_new_tokens=24, temperature=1.0, seed=3),
+        SamplingParams(max_new_tokens=24, temperature=0.7, top_p=0.9, top_k=50, seed=4),
+        SamplingParams(max_new_tokens=24, ignore_stop=True, seed=5),
+    ],
+    ids=["greedy", "sampled", "truncated", "full-length"],
+)
+def test_decoding_matches_the_model_forward(
+    arch_model: Any, tokenizer: Any, prompts: list[list[int]], params: SamplingParams
+) -> None:
+    direct = HFGenerator(arch_model, tokenizer).generate(prompts, params)
+    forward = HFGenerator(arch_model, tokenizer, direct=False).generate(prompts, params)
+    assert [c.token_ids for c in direct] == [c.token_ids for c in forward]
+    assert [c.finish_reason for c in direct] == [c.finish_reason for c in forward]
+    for ours, theirs in zip(direct, forward, strict=True):
+        torch.testing.assert_close(
+            torch.tensor(ours.logprobs), torch.tensor(theirs.logprobs), atol=1e-4, rtol=0
+        )
+
+
+def test_rows_that_stop_early_leave_the_batch(
+    arch_model: Any, tokenizer: Any, prompts: list[list[int]]
+) -> None:
+    free = HFGenerator(arch_model, tokenizer).generate(
+        prompts, SamplingParams(max_new_tokens=20, seed=6, ignore_stop=True)
+    )
+    # Stop tokens that some rows produce early and others never: rows end at different steps.
+    stops = (free[0].token_ids[3], free[3].token_ids[9])
+    params = SamplingParams(max_new_tokens=20, seed=6, stop_token_ids=stops)
+    direct = HFGenerator(arch_model, tokenizer).generate(prompts, params)
+    forward = HFGenerator(arch_model, tokenizer, direct=False).generate(prompts, params)
+    assert [c.token_ids for c in direct] == [c.token_ids for c in forward]
+    assert len({len(c.token_ids) for c in direct}) > 2
+    assert {c.finish_reason for c in direct} == {"stop", "length"}
+    for ours, theirs in zip(direct, forward, strict=True):
+        torch.testing.assert_close(
+            torch.tensor(ours.logprobs), torch.tensor(theirs.logprobs), atol=1e-4, rtol=0
+        )
+
+
+def test_repeated_prompts_decode_like_single_ones(
+    arch_model: Any, tokenizer: Any, prompts: list[list[int]]
+) -> None:
+    params = SamplingParams(max_new_tokens=16, temperature=0.0)
+    batch = HFGenerator(arch_model, tokenizer).generate(prompts, params)
+    alone = HFGenerator(arch_model, tokenizer).generate([prompts[0]], params)[0]
+    assert batch[0].token_ids == batch[2].token_ids == batch[7].token_ids == alone.token_ids
+
+
+def _scored_batch(vocab: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Rows with shared and distinct prompts of several lengths, right padding, and a row scoring nothing."""
+    generator = torch.Generator().manual_seed(0)
+    ids = torch.randint(5, vocab, (7, 15), generator=generator)
+    ids[1, :5] = ids[2, :5] = ids[0, :5]  # a group of three sharing a 5-token prompt
+    ids[4, :7] = ids[3, :7]  # a pair sharing a longer prompt
+    attention = torch.ones_like(ids)
+    attention[2, 12:] = 0
+    attention[5, 9:] = 0
+    mask = torch.zeros(ids.shape)
+    mask[:3, 5:] = 1
+    mask[3:5, 7:] = 1
+    mask[5, 6:] = 1  # row 6 scores nothing
+    ids = ids.masked_fill(attention == 0, 0)
+    return ids, attention, mask * attention
+
+
+@pytest.mark.parametrize("temperature", [1.0, 0.7])
+def test_logprobs_and_gradients_match_the_model_forward(
+    arch_model: Any, tokenizer: Any, temperature: float
+) -> None:
+    ids, attention, mask = _scored_batch(len(tokenizer))
+    weights = torch.linspace(-1.0, 1.0, ids.shape[1])  # an arbitrary loss over the log-probs
+    results = []
+    arch_model.train()
+    try:
+        for direct in (True, False):
+            arch_model.zero_grad()
+            logp = token_logprobs(arch_model, ids, attention, mask, temperature, direct=direct)
+            (logp * weights).sum().backward()
+            grads = [p.grad.clone() for p in arch_model.parameters() if p.grad is not None]
+            results.append((logp.detach(), grads))
+    finally:
+        arch_model.zero_grad()
+        arch_model.eval()
+    (ours, our_grads), (theirs, their_grads) = results
+    assert bool((ours[mask == 0] == 0).all()) and bool((ours[mask == 1] < 0).all())
+    torch.testing.assert_close(ours, theirs, atol=1e-5, rtol=0)
+    assert len(our_grads) == len(their_grads)
+    for mine, reference in zip(our_grads, their_grads, strict=True):
+        torch.testing.assert_close(mine, reference, atol=1e-4, rtol=1e-4)
+
+
+def test_left_padded_rows_and_nothing_scored(arch_model: Any) -> None:
+    ids = torch.tensor([[0, 0, 5, 40, 41, 42], [7, 8, 9, 10, 11, 12], [0, 0, 5, 40, 41, 42]])
+    attention = (ids != 0).long()
+    mask = torch.tensor([[0, 0, 0, 1, 1, 1], [0, 0, 0, 0, 1, 1], [0, 0, 0, 0, 1, 1]])
+    with torch.no_grad():
+        ours = token_logprobs(arch_model, ids, attention, mask)
+        theirs = token_logprobs(arch_model, ids, attention, mask, direct=False)
+        nothing = token_logprobs(arch_model, ids, attention, torch.zeros_like(mask))
+    torch.testing.assert_close(ours, theirs, atol=1e-5, rtol=0)
+    assert bool((nothing == 0).all())
+
+
+def test_refusals_name_the_reason(tokenizer: Any) -> None:
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    other = GPT2LMHeadModel(GPT2Config(vocab_size=64, n_embd=32, n_layer=1, n_head=2, n_positions=32))
+    assert "model type 'gpt2'" in str(direct_model_or_reason(other))
+
+    model = build_lively_model(tokenizer)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        assert "autocast" in str(direct_model_or_reason(model))
+
+    half = build_lively_model(tokenizer).to(torch.bfloat16)
+    assert "float32" in str(direct_model_or_reason(half))
+
+    class Adapter(torch.nn.Linear):
+        pass
+
+    adapted = build_lively_model(tokenizer)
+    old = adapted.model.layers[0].self_attn.q_proj
+    adapted.model.layers[0].self_attn.q_proj = Adapter(old.in_features, old.out_features)
+    assert "plain torch.nn.Linear" in str(direct_model_or_reason(adapted))
+
+    checkpointed = build_lively_model(tokenizer)
+    checkpointed.activation_checkpointing_enable(activation_checkpointing_kwargs={"use_reentrant": False})
+    checkpointed.train()
+    assert isinstance(direct_model_or_reason(checkpointed), DirectModel)  # decoding does not care
+    assert "checkpointing" in str(direct_model_or_reason(checkpointed, training=True))
+
+
+def test_follows_weight_updates(tokenizer: Any, prompts: list[list[int]]) -> None:
+    model = build_lively_model(tokenizer, seed=2)
+    generator = HFGenerator(model, tokenizer)
+    params = SamplingParams(max_new_tokens=8, temperature=0.0)
+    before = generator.generate(prompts[:3], params)
+    with torch.no_grad():
+        model.lm_head.weight.mul_(-1.0)  # tied to the embeddings: every logit changes
+    after = generator.generate(prompts[:3], params)
+    reference = HFGenerator(model, tokenizer, direct=False).generate(prompts[:3], params)
+    assert [c.token_ids for c in after] == [c.token_ids for c in reference]
+    assert [c.token_ids for c in after] != [c.token_ids for c in before]
+
+
+def test_weights_packed_for_the_batch_decode_the_same(tokenizer: Any, prompts: list[list[int]]) -> None:
+    from mrlm.train.generation import direct
+
+    if not direct._mkl_packing():
+        pytest.skip("this torch build cannot pack weights with MKL")
+    model = build_lively_model(tokenizer, seed=1)
+    runner = direct_model_or_reason(model)
+    assert isinstance(runner, DirectModel)
+    with torch.inference_mode():
+        prompt = torch.tensor([prompts[0]])
+        decoding, _ = runner.start(prompt, torch.ones_like(prompt), torch.tensor([0, 0]), 4)
+    assert decoding.state is not None and decoding.state.weights.layers[0].qkv.packed is not None
+    decoding.close()
+
+    free = HFGenerator(model, tokenizer).generate(
+        prompts, SamplingParams(max_new_tokens=20, seed=6, ignore_stop=True)
+    )
+    # Rows that stop early leave the batch: the products then take the unpacked path.
+    params = SamplingParams(
+        max_new_tokens=20, seed=6, stop_token_ids=(free[0].token_ids[3], free[3].token_ids[9])
+    )
+    packed = HFGenerator(model, tokenizer).generate(prompts, params)
+    forward = HFGenerator(model, tokenizer, direct=False).generate(prompts, params)
+    assert [c.token_ids for c in packed] == [c.token_ids for c in forward]
+    assert {c.finish_reason for c in packed} == {"stop", "length"}
+    for ours, theirs in zip(packed, forward, strict=True):
+        torch.testing.assert_close(
+            torch.tensor(ours.logprobs), torch.tensor(theirs.logprobs), atol=1e-4, rtol=0
+        )
