@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from mrlm.train.loop.plots import plot_metrics
+from mrlm.train.loop.plots import _trailing_mean, plot_metrics
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -35,6 +35,19 @@ def test_plot_writes_a_png(tmp_path: Path) -> None:
 def test_plot_without_any_key_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="none of"):
         plot_metrics(_metrics(tmp_path / "metrics.jsonl"), tmp_path / "x.png", keys=("kl",))
+
+
+def test_trailing_mean_by_hand() -> None:
+    # window 3: 1 -> 1; (1+2)/2; (1+2+6)/3; (2+6+3)/3
+    assert _trailing_mean([1.0, 2.0, 6.0, 3.0], 3) == pytest.approx([1.0, 1.5, 3.0, 11 / 3])
+    assert _trailing_mean([4.0, 8.0], 1) == [4.0, 8.0]
+
+
+def test_smoothed_plot_writes_a_png_and_refuses_a_negative_window(tmp_path: Path) -> None:
+    out = plot_metrics(_metrics(tmp_path / "metrics.jsonl"), tmp_path / "smooth.png", smooth=4)
+    assert out.read_bytes()[:8] == PNG_MAGIC
+    with pytest.raises(ValueError, match="smooth must be >= 0"):
+        plot_metrics(_metrics(tmp_path / "metrics.jsonl"), tmp_path / "x.png", smooth=-1)
 
 
 @pytest.mark.slow

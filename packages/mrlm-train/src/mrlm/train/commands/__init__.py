@@ -16,8 +16,10 @@ from mrlm.train.algorithms.sft import SFTConfig
 from mrlm.train.commands.grpo import run_grpo
 from mrlm.train.commands.info import InfoArgs, run_info
 from mrlm.train.commands.plot import PlotArgs, run_plot
+from mrlm.train.commands.quickstart import run_quickstart_command
 from mrlm.train.commands.sft import run_sft
 from mrlm.train.commands.tiny_model import TinyModelArgs, run_tiny_model
+from mrlm.train.quickstart import QuickstartConfig
 
 ArgsT = TypeVar("ArgsT")
 
@@ -32,6 +34,7 @@ class Command(Generic[ArgsT]):
 
 
 COMMANDS: tuple[Command[Any], ...] = (
+    Command("quickstart", QuickstartConfig, run_quickstart_command),
     Command("info", InfoArgs, run_info),
     Command("sft", SFTConfig, run_sft),
     Command("grpo", GRPOConfig, run_grpo),

@@ -20,6 +20,8 @@ class PlotArgs:
     """Metrics to draw, one panel each; those the run did not log are left out."""
     output: Path | None = None
     """PNG file to write; defaults to RUN_DIR/metrics.png."""
+    smooth: int = 0
+    """Also draw the trailing mean over this many steps, over faint raw values (0: raw values only)."""
 
 
 def run_plot(args: PlotArgs) -> int:
@@ -34,7 +36,9 @@ def run_plot(args: PlotArgs) -> int:
         )
         return 1
     try:
-        out = plot_metrics(metrics, args.output or args.run_dir / "metrics.png", keys=args.keys)
+        out = plot_metrics(
+            metrics, args.output or args.run_dir / "metrics.png", keys=args.keys, smooth=args.smooth
+        )
     except ValueError as error:
         print(f"mrlm-train plot: {error}", file=sys.stderr)
         return 1

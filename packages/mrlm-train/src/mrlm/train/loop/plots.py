@@ -13,13 +13,18 @@ from typing import Any
 from mrlm.train.loop.metrics import read_metrics
 
 
-def plot_metrics(metrics_jsonl: Path, out_png: Path, keys: Sequence[str] = ("reward", "loss")) -> Path:
+def plot_metrics(
+    metrics_jsonl: Path, out_png: Path, keys: Sequence[str] = ("reward", "loss"), *, smooth: int = 0
+) -> Path:
     """Draw each of ``keys`` against the step, one panel per key, into ``out_png``; return ``out_png``.
 
     Keys absent from every record are left out; a step logged twice (a resumed run) is drawn with
-    its last record. Raises ValueError when none of ``keys`` was logged, and ImportError when
-    matplotlib is not installed.
+    its last record. With ``smooth > 1`` the raw values are drawn faintly and their trailing mean
+    over ``smooth`` records on top (noisy RL metrics show their trend). Raises ValueError when none
+    of ``keys`` was logged, and ImportError when matplotlib is not installed.
     """
+    if smooth < 0:
+        raise ValueError(f"smooth must be >= 0, got {smooth}")
     records = read_metrics(Path(metrics_jsonl))
     present = [key for key in keys if any(key in record for record in records)]
     if not present:
@@ -30,7 +35,15 @@ def plot_metrics(metrics_jsonl: Path, out_png: Path, keys: Sequence[str] = ("rew
     )
     for axis, key in zip(axes[:, 0], present, strict=True):
         points = [(record["step"], record[key]) for record in records if key in record]
-        axis.plot([step for step, _ in points], [value for _, value in points], linewidth=1.2)
+        steps, values = [step for step, _ in points], [value for _, value in points]
+        if smooth > 1:
+            axis.plot(steps, values, linewidth=0.8, alpha=0.35, color="C0")
+            axis.plot(
+                steps, _trailing_mean(values, smooth), linewidth=1.6, color="C0", label=f"mean of {smooth}"
+            )
+            axis.legend(loc="best", fontsize="small")
+        else:
+            axis.plot(steps, values, linewidth=1.2)
         axis.set_ylabel(key)
         axis.grid(alpha=0.3)
     axes[-1, 0].set_xlabel("step")
@@ -40,6 +53,17 @@ def plot_metrics(metrics_jsonl: Path, out_png: Path, keys: Sequence[str] = ("rew
     figure.savefig(out, format="png", dpi=100)
     pyplot.close(figure)
     return out
+
+
+def _trailing_mean(values: Sequence[float], window: int) -> list[float]:
+    """Mean of each value and up to ``window - 1`` before it."""
+    means, total = [], 0.0
+    for i, value in enumerate(values):
+        total += value
+        if i >= window:
+            total -= values[i - window]
+        means.append(total / min(i + 1, window))
+    return means
 
 
 def _pyplot() -> Any:

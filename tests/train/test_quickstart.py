@@ -1,0 +1,75 @@
+"""The quickstart: its task is checked by the env, and with tiny budgets every stage runs and reports.
+
+The learning numbers of the full budget are stochastic and take minutes, so they are not tested here;
+this checks the machinery: demonstrations the env scores as correct, the three evaluations, both
+training runs, the table, the results file and the reward curve.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import mrlm.envs
+from mrlm.train.cli import main
+from mrlm.train.quickstart import QuickstartConfig, demonstration, easy_problems
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def test_problems_are_every_single_digit_sum_and_difference_in_a_seeded_order() -> None:
+    problems = easy_problems(0)
+    assert len(problems) == len({p["question"] for p in problems}) == 162
+    assert problems == easy_problems(0) != easy_problems(1)
+    assert {"question": "What is 3 - 8?", "answer": "#### -5"} in problems
+
+
+def test_the_env_scores_every_demonstration_as_correct(tmp_path: Path) -> None:
+    records = tmp_path / "problems.jsonl"
+    records.write_text("".join(json.dumps(p) + "\n" for p in easy_problems(0)))
+    env = mrlm.envs.make("mrlm/Math-v0", records=str(records))
+    for seed in range(162):
+        question, info = env.reset(seed=seed)
+        assert "\\boxed{answer}" in info["system_prompt"]  # the env says how to answer
+        reply = demonstration(question, str(env.unwrapped.task.answer))
+        assert reply.endswith(f"\\boxed{{{env.unwrapped.task.answer}}}")
+        _, reward, terminated, _, _ = env.step(reply)
+        assert (reward, terminated) == (1.0, True), (question, reply)
+    assert demonstration("What is 7 - 9?", "-2") == "7 - 9 = -2. \\boxed{-2}"
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [({"demonstrations": 0}, "demonstrations must be in"), ({"grpo_steps": 0}, "at least 1")],
+)
+def test_bad_budgets_are_refused(overrides: dict[str, int], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        QuickstartConfig(**overrides)  # type: ignore[arg-type]
+
+
+@pytest.mark.slow
+def test_every_stage_runs_with_tiny_budgets(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "quickstart"
+    argv = ["quickstart", "--output-dir", str(out), "--demonstrations", "8", "--sft-steps", "3"]
+    argv += ["--sft-batch-size", "4", "--grpo-steps", "2", "--prompts-per-step", "2", "--group-size", "2"]
+    argv += ["--max-new-tokens", "8", "--no-progress-bar"]
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    for row in ("untrained", "after SFT", "after SFT + GRPO"):
+        assert row in printed
+    assert str(out / "grpo_reward.png") in printed
+
+    results = json.loads((out / "results.json").read_text())
+    assert set(results["success"]) == {"untrained", "SFT", "GRPO"}
+    assert all(0.0 <= rate <= 1.0 for rate in results["success"].values())
+    assert results["seconds"]["total"] > 0
+    assert (out / "grpo_reward.png").read_bytes()[:8] == PNG_MAGIC
+    assert len((out / "demonstrations.jsonl").read_text().splitlines()) == 8
+    for stage, steps in (("sft", 3), ("grpo", 2)):
+        assert (out / stage / "final" / "config.json").is_file()
+        rows = (out / stage / "metrics.jsonl").read_text().splitlines()
+        assert [json.loads(row)["step"] for row in rows] == list(range(1, steps + 1))
+
+    assert main(argv) == 0  # a second run replaces the first
