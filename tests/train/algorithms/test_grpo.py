@@ -152,6 +152,7 @@ class _NaNRewardEnv(gymnasium.Env[str, str]):
         return "", math.nan, True, False, {}
 
 
+@pytest.mark.filterwarnings("ignore:.*reward is a NaN value")
 def test_a_nan_reward_stops_the_run_naming_its_source_and_the_last_checkpoint(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
