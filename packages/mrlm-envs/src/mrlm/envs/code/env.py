@@ -14,6 +14,7 @@ from mrlm.envs.code.problems import builtin_tasks
 from mrlm.envs.code.program import Program, build_program
 from mrlm.envs.code.records import TaskSource, check_unique, load_tasks
 from mrlm.envs.code.tasks import CodeTask
+from mrlm.envs.core.task_choice import choose_task
 from mrlm.envs.core.text_env import Feedback, TextEnv
 from mrlm.envs.sandbox import Limits, Sandbox
 from mrlm.envs.sandbox.api import MIB
@@ -171,21 +172,7 @@ class CodeEnv(TextEnv):
         return task_text(self.task), info
 
     def _choose(self, rng: np.random.Generator, options: dict[str, Any]) -> CodeTask:
-        if "task_id" in options:
-            task_id = options["task_id"]
-            if task_id not in self._index:
-                raise ValueError(f"unknown task_id {task_id!r}; this env has {len(self.tasks)} tasks")
-            return self.tasks[self._index[task_id]]
-        if "index" in options:
-            index = options["index"]
-            if (
-                not isinstance(index, (int, np.integer))
-                or isinstance(index, bool)
-                or not 0 <= index < len(self.tasks)
-            ):
-                raise ValueError(f"index must be an int in [0, {len(self.tasks)}), got {index!r}")
-            return self.tasks[int(index)]
-        return self.tasks[int(rng.integers(len(self.tasks)))]
+        return choose_task(self.tasks, self._index, rng, options)
 
     def _respond(self, action: str) -> Feedback:
         assert self.task is not None

@@ -17,6 +17,7 @@ from mrlm.envs.coop_code.assembly import Assembly, Contribution, assemble, contr
 from mrlm.envs.coop_code.judging import Components, components, run_tests
 from mrlm.envs.coop_code.tasks import CoopTask
 from mrlm.envs.core.multi_agent import Outcome
+from mrlm.envs.core.task_choice import choose_task
 from mrlm.envs.sandbox import Limits, Sandbox
 
 
@@ -168,18 +169,4 @@ class CoopCodeGame:
         }
 
     def _choose(self, rng: np.random.Generator, options: Mapping[str, Any]) -> CoopTask:
-        if "task_id" in options:
-            task_id = options["task_id"]
-            if task_id not in self._index:
-                raise ValueError(f"unknown task_id {task_id!r}; this env has {len(self.tasks)} tasks")
-            return self.tasks[self._index[task_id]]
-        if "index" in options:
-            index = options["index"]
-            if (
-                not isinstance(index, (int, np.integer))
-                or isinstance(index, bool)
-                or not 0 <= index < len(self.tasks)
-            ):
-                raise ValueError(f"index must be an int in [0, {len(self.tasks)}), got {index!r}")
-            return self.tasks[int(index)]
-        return self.tasks[int(rng.integers(len(self.tasks)))]
+        return choose_task(self.tasks, self._index, rng, options)
