@@ -14,13 +14,12 @@ file. Nothing is downloaded.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Iterable, Mapping
-from pathlib import Path
 from typing import Any, Literal
 
+from mrlm.envs.core.records import record_rows
 from mrlm.envs.math.answers import last_boxed
 from mrlm.envs.math.tasks import LEVELS, MathTask
 
@@ -43,7 +42,7 @@ def load_records(source: str | os.PathLike[str] | Iterable[Mapping[str, Any]]) -
             a record without a final answer, invalid JSON, or no records at all.
         TypeError: ``source`` is not a collection of records (a single dict, a ``DatasetDict``, ...).
     """
-    rows = _rows(source)
+    rows = record_rows(source)
     if not rows:
         raise ValueError("no records: the collection is empty")
     return [record_task(row, index) for index, row in enumerate(rows)]
@@ -110,36 +109,6 @@ def record_task(record: Mapping[str, Any], index: int) -> MathTask:
         index=index,
         solution=worked_solution,
     )
-
-
-def _rows(source: object) -> list[Any]:
-    if isinstance(source, (str, os.PathLike)):
-        return _read_jsonl(Path(source))
-    if isinstance(source, Mapping):
-        raise TypeError(
-            "records must be a collection of records, not a mapping (keys "
-            f"{_listed(sorted(map(str, source))[:5])}); for a DatasetDict pass one split, e.g. ds['train']"
-        )
-    if isinstance(source, (bytes, bytearray)):
-        raise TypeError("records must be a JSONL path or a collection of dicts, not bytes")
-    if hasattr(source, "__iter__"):
-        return list(source)
-    if hasattr(source, "__len__") and hasattr(source, "__getitem__"):
-        return [source[i] for i in range(len(source))]
-    raise TypeError(f"records must be a JSONL path or a collection of dicts, got {type(source).__name__}")
-
-
-def _read_jsonl(path: Path) -> list[Any]:
-    rows = []
-    with path.open(encoding="utf-8") as lines:
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path}, line {number}: not valid JSON ({exc.msg})") from None
-    return rows
 
 
 def _text(record: Mapping[str, Any], field: str, index: int, kind: RecordFormat) -> str:

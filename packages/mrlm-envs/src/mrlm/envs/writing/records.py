@@ -13,13 +13,12 @@ the path of a JSONL file. Nothing is downloaded.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Iterable, Mapping
-from pathlib import Path
 from typing import Any
 
+from mrlm.envs.core.records import record_rows
 from mrlm.envs.writing.tasks import AGENTS, DEFAULT_RATIO_BANDS, TaskKind, WritingTask, make_role
 
 Records = str | os.PathLike[str] | Iterable[Mapping[str, Any]]
@@ -36,7 +35,7 @@ def load_records(source: Records, kind: TaskKind, *, origin: str = "records") ->
             or no records at all.
         TypeError: ``source`` is not a collection of records.
     """
-    rows = _rows(source)
+    rows = record_rows(source)
     if not rows:
         raise ValueError("no records: the collection is empty")
     build = tldr_task if kind == "tldr" else introduction_task
@@ -104,35 +103,6 @@ def introduction_task(record: Mapping[str, Any], index: int, *, origin: str = "r
         origin=origin,
         index=index,
     )
-
-
-def _rows(source: object) -> list[Any]:
-    if isinstance(source, (str, os.PathLike)):
-        return _read_jsonl(Path(source))
-    if isinstance(source, Mapping):
-        raise TypeError(
-            "records must be a collection of records, not one mapping; for a DatasetDict pass a split"
-        )
-    if isinstance(source, (bytes, bytearray)):
-        raise TypeError("records must be a JSONL path or a collection of dicts, not bytes")
-    if hasattr(source, "__iter__"):
-        return list(source)
-    if hasattr(source, "__len__") and hasattr(source, "__getitem__"):
-        return [source[i] for i in range(len(source))]
-    raise TypeError(f"records must be a JSONL path or a collection of dicts, got {type(source).__name__}")
-
-
-def _read_jsonl(path: Path) -> list[Any]:
-    rows = []
-    with path.open(encoding="utf-8") as lines:
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path}, line {number}: not valid JSON ({exc.msg})") from None
-    return rows
 
 
 def _text(record: Mapping[str, Any], field: str, index: int, label: str) -> str:
