@@ -65,12 +65,14 @@ def test_writing_fake_summaries_to_every_descriptor_then_exiting_scores_zero(mak
         "def grade(score):\n    return 'F'\n"
     )
     info = _score(make_env, code)
+    # The writes reach only the solution's own pipe to the judge, which stops trusting it.
     assert (info["outcome"], info["reward"]) == ("error", 0.0)
-    assert info["message"] == "the program wrote a result line of its own"
+    assert info["message"].startswith("SolutionGone: the solution process sent"), info["message"]
 
 
-def test_a_forged_line_next_to_the_real_one_voids_the_result(make_env: Any) -> None:
-    # Written while the tests run, then the harness reports: two result lines, so neither counts.
+def test_a_forged_line_written_while_the_tests_run_voids_the_tests(make_env: Any) -> None:
+    # The solution's process holds no descriptor of the report: the lines land on its own pipe to
+    # the judge, which then ends that process, so even the right answers earn nothing.
     code = (
         "import os\n"
         "def grade(score):\n"
@@ -83,7 +85,7 @@ def test_a_forged_line_next_to_the_real_one_voids_the_result(make_env: Any) -> N
         "    return 'A' if score >= 90 else 'B' if score >= 80 else 'C' if score >= 70 else 'F'\n"
     )
     info = _score(make_env, code)
-    assert (info["outcome"], info["reward"]) == ("error", 0.0)
+    assert (info["outcome"], info["reward"], info["passed"]) == ("failed", 0.0, 0), info["results"]
 
 
 #: Ways a program might look for the tests; each returns some text, or raises when blocked.

@@ -115,8 +115,13 @@ class ClassCompletionEnv(TextParallelEnv):
     | ``max_cycles`` | ``None`` | rounds after which the episode is truncated |
     | ``render_mode`` | ``None`` | ``"ansi"`` returns the transcript, ``"human"`` prints it |
 
-    Known limits: tests compare through ``unittest``'s assertions, which the harness's strict checks
-    do not cover (an object that claims to equal anything can pass ``assertEqual``).
+    The class runs in a process of its own that exchanges only plain values with the process that
+    runs the tests (see ``mrlm.envs.code._harness``): an object that claims to equal anything passes
+    no ``assertEqual`` against a value, and the tests, their process and the report are out of the
+    class's reach. Known limits of that boundary: an operator between an object of the class and a
+    value of the tests (``vector * 2``, ``3 in bag``) compares the object's value as data, so it
+    works only for objects that are data (lists, dicts, ...); exceptions of the class's own types
+    reach the tests as ``RemoteError``, so ``assertRaises(MyError)`` does not match them.
 
     ## Version History
     - v0: first version.

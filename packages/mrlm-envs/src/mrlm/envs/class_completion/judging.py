@@ -1,7 +1,7 @@
 """Test the assembled class in the sandbox, through the harness of ``mrlm/Code-v0``.
 
 One execution runs every test separately, with its own time limit, and reports through a line
-authenticated by a nonce; nothing of the class runs in this process. Two cases are settled without
+written by a process the class cannot reach; nothing of the class runs in this process. Two cases are settled without
 running it: no method implemented at all (the stubs earn no test, so every test fails) and a module
 that does not parse (a syntax error).
 """

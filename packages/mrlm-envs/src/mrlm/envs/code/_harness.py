@@ -3,251 +3,368 @@
 It imports nothing outside the standard library (the sandboxed interpreter sees no installed
 packages) and runs on every Python the package supports.
 
-Protocol (the other side is :mod:`mrlm.envs.code.execution`):
+Two processes, and only plain data between them. The verdict is computed where the solution's code
+never runs:
 
-- stdin: one JSON object, read whole before the solution runs: ``nonce``, ``solution`` (source),
-  ``entry_point``, ``test_setup`` (source), ``steps`` (``[[source, counted], ...]``),
-  ``step_time_limit_s`` and ``error_chars``. The test sources call the strict checks as attributes
-  of the constant ``STRICT_CONSTANT`` (see :mod:`mrlm.envs.code.strict`).
+- The **judge** is the process the sandbox starts. Before it reads anything of the task it forks
+  the **solution process**, which keeps nothing of the judge's: its standard streams are
+  ``/dev/null``, every other descriptor but its two pipe ends is closed, and its memory holds no
+  byte of the tests (they were not read yet). The judge then reads the task from its stdin, sends
+  the solution's source over the pipe, and runs the tests in its own namespace.
+- The tests reach the solution through :class:`Remote` handles: calling one, reading an attribute,
+  indexing, iterating, ``len`` and ``str`` become requests to the solution process, which answers
+  with values. Values cross as tagged JSON (see "Values on the wire") made only of built-in data
+  types, some standard-library value types and handles, and the judge decodes them into exact
+  built-in objects of its own, so nothing the solution defines runs in the judge. An object of
+  another type stays in the solution process and crosses as a handle. An operator between a handle
+  and a value of the tests (``==``, ``<``, ``-``, ``in``, truth) runs in the judge on the handle's
+  current value fetched as data; when that value is not data (an object of the solution's own
+  class), it equals no value of the tests and has no order, arithmetic or truth, so an object that
+  claims to equal anything passes nothing. Between two handles the solution answers (its class's
+  own ``==``, as in ``Point(1, 2) == Point(1, 2)``).
+- The judge is not dumpable (``PR_SET_DUMPABLE``; changing uid at start-up already made it so), so
+  the solution process, though it runs as the same user, cannot open the judge's ``/proc`` entries
+  (memory, descriptors, environment), and the sandbox's seccomp filter refuses ``ptrace`` and
+  ``process_vm_*``. The solution process can end itself, corrupt its own pipe or send signals; each
+  only fails its own tests. The judge's ``sys.path`` leaves out the scratch directory, so files the
+  solution writes there are never imported by the tests.
+
+Protocol with :mod:`mrlm.envs.code.execution`:
+
+- stdin: one JSON object: ``nonce``, ``solution`` (source), ``entry_point``, ``test_setup``
+  (source), ``steps`` (``[[source, counted], ...]``), ``step_time_limit_s`` and ``error_chars``.
 - stdout: one line ``RESULT_MARKER <nonce> <report>``, where ``<report>`` is the ``repr`` of a dict of
   plain ``str``/``int``/``bool``/``None``/``list`` values. Its ``"stage"`` says how far the run got:
   ``"syntax"`` (the solution does not compile: ``line``, ``column``, ``message``, ``text``),
   ``"load"`` (running the solution's top level failed: ``error``, ``line``, ``timed_out``),
   ``"tests"`` (``results``: one ``[passed, error, timed_out, line]`` per counted step) or
-  ``"harness"`` (this program itself failed: ``error``).
+  ``"harness"`` (this program itself failed: ``error``). The nonce stays in the judge's memory; it
+  guards the report line should anything else ever write to the judge's stdout.
 
-The solution runs in this process, so it could try to forge the report. What stands in its way:
+What crosses by value is a copy: a test that changes a list after passing it to the solution does
+not change the solution's copy. Lists, dicts, sets and bytearrays passed as arguments are copied
+back after each call, so tests see what the solution did to them in place. Other objects of the
+tests (an iterator, a key function, an object of a test's class) cross as handles too, but the
+solution may only call them, iterate them, take their length and index them: never read their
+attributes, which would lead back to the tests' globals.
 
-- The nonce that authenticates the report line arrives on stdin and is read, with the tests, before
-  the solution runs; it is never on disk, in argv or in the environment, and lives only in local
-  variables of :func:`main`. The tests never touch the disk either.
-- Before the solution runs, an audit hook (PEP 578; it cannot be removed) closes the usual routes to
-  another frame's locals: ``sys._getframe``, ``sys._current_frames``, tracing and profiling hooks,
-  the ``tb_frame``/``gi_frame``/``cr_frame``/``ag_frame`` attributes, ``gc``'s object-graph walks,
-  replacing a function's ``__code__``, adding audit hooks, and ``ctypes`` (its import, and its
-  audited operations when the sandbox has it loaded already).
-- The solution's standard output and error go to ``/dev/null``; the report goes to a private copy of
-  the original stdout through ``os.write``, bound before the solution runs, and is built with
-  ``repr`` of exact built-in types rather than with a module the solution could patch.
-- Everything used after the solution has run was bound to locals beforehand, and the ``builtins``
-  module is restored after every step, so patching this module or the builtins changes nothing.
-- Tests run in their own namespace, absent from ``sys.modules``, with a pristine copy of the
-  builtins; the solution's names are copied in except those that would shadow a builtin.
-- The tests' comparisons, asserted values and arithmetic go through strict checks (the "Strict
-  checks" section below), so that a returned object whose ``__eq__`` always says True, whose
-  ``__bool__`` lies, or a lying subclass of ``str``/``int``/``list``, passes no test that expects a
-  built-in value. The checks are constants of the compiled tests, not names, and look up their own
-  globals in a snapshot taken before the solution runs.
-
-What a determined program can still do (the environment documents it): reach this frame through the
-frame handed to a signal handler, read raw process memory (``/proc/self/mem``, or unaudited
-``ctypes`` pointers where the sandbox has ``ctypes`` loaded), follow objects the tests pass to it back
-to the tests' namespace (and from there to the checks' globals), patch shared modules the tests use
-(``math``, ...), or lie where the tests trust a value of another type than the built-in ones: when
-they expect one (a ``Fraction``, an object of the tests' own class) the two meet as they are; when
-the solution's value reaches library code rather than the tests' own operators (``unittest``'s
-``assertEqual``, ``sorted``, ``list.count``, ``len``, ``math.isclose``); in augmented assignments
-(``x -= y``) and unary operators.
+A NaN computed by the solution has no order and no arithmetic in the judge (it raises), so it
+passes no ``not x > tolerance`` test; ``math.isnan`` still sees it.
 """
 
 from __future__ import annotations
 
-import _thread
+import array
 import builtins
+import contextlib
+import fcntl
 import json
-import marshal
+import math
 import operator
 import os
-import re
+import signal
 import sys
-import types
-from typing import Any
+from typing import Any, NoReturn
 
 RESULT_MARKER = "@@mrlm-code-result"
 SOLUTION_FILE = "<solution>"
-#: Test code reaches the strict checks as attributes of this string constant
-#: (``'@@mrlm-strict'.eq(got, expected)``); once the tests are compiled, the constant is replaced by
-#: the checks themselves, so no name that the solution could rebind stands between them.
-STRICT_CONSTANT = "@@mrlm-strict"
-#: The strict checks: comparisons, the truth of an asserted value, and binary arithmetic.
-STRICT_CHECKS = ("eq", "ne", "lt", "le", "gt", "ge", "is_in", "not_in", "truth", "arith")
-
-#: Audit events refused once the solution runs.
-_BLOCKED_EVENTS = frozenset(
-    {
-        "sys._current_frames",
-        "sys._current_exceptions",
-        "sys.settrace",
-        "sys.setprofile",
-        "gc.get_objects",
-        "gc.get_referrers",
-        "gc.get_referents",
-    }
-)
-#: ``sys._getframe`` fails with ValueError, as on a too-short stack, so that the standard library
-#: (namedtuple, typing, enum, logging) falls back instead of crashing.
-_FRAME_EVENTS = frozenset({"sys._getframe", "sys._getframemodulename"})
-_BLOCKED_READS = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame"})
-_BLOCKED_WRITES = frozenset({"__code__"})
-_BLOCKED_IMPORTS = frozenset({"ctypes", "_ctypes"})
+#: The longest message either process accepts from the other.
+MAX_MESSAGE_BYTES = 32 << 20
+#: Values nested deeper than this do not cross (nor does a cyclic one).
+MAX_DEPTH = 200
+#: Integers with more bits than this cross as hexadecimal text (json's decimal text is limited).
+_BIG_INT_BITS = 4000
+_HEADER = 8
+_F_SETPIPE_SZ = 1031
 
 
 class StepTimeout(BaseException):
-    """Raised by the alarm in a step that runs too long.
-
-    A BaseException, so that ``except Exception`` in the solution does not swallow it.
-    """
+    """Raised by the alarm in a step that runs too long. A BaseException, so that ``except
+    Exception`` in test code does not swallow it."""
 
 
-_TIMEOUT = StepTimeout()
+class SolutionGone(Exception):
+    """The solution process ended, or broke the protocol; nothing more can be asked of it."""
 
 
-def _on_alarm(signum: int, frame: object, _timeout: BaseException = _TIMEOUT) -> None:
-    # A ready-made instance bound as a default: raising it runs no constructor, and replacing this
-    # module's globals does not change it.
-    raise _timeout
+class RemoteError(Exception):
+    """An exception of the solution that is not one of the built-in exceptions."""
 
 
-def _make_guard(allowed_thread: list[int | None]) -> Any:
-    """The audit hook. Only the thread in ``allowed_thread[0]`` passes, while the harness reads a
-    traceback; other threads stay blocked in that window."""
-    blocked, frame_events, reads = _BLOCKED_EVENTS, _FRAME_EVENTS, _BLOCKED_READS
-    writes, imports, get_ident = _BLOCKED_WRITES, _BLOCKED_IMPORTS, _thread.get_ident
-
-    def guard(event: str, args: tuple[Any, ...]) -> None:
-        if allowed_thread[0] is not None and allowed_thread[0] == get_ident():
-            return
-        if event in frame_events:
-            raise ValueError("frame introspection is disabled in this sandbox")
-        if event == "sys.addaudithook":
-            raise RuntimeError("audit hooks are disabled in this sandbox")  # the new hook is dropped
-        if event in blocked or event.startswith("ctypes."):
-            raise RuntimeError(f"{event} is disabled in this sandbox")
-        if event == "object.__getattr__" and len(args) > 1 and args[1] in reads:
-            raise RuntimeError(f"{args[1]} is disabled in this sandbox")
-        if event == "object.__setattr__" and len(args) > 1 and args[1] in writes:
-            raise RuntimeError(f"setting {args[1]} is disabled in this sandbox")
-        if event == "import" and args and args[0] in imports:
-            raise ImportError(f"{args[0]} is disabled in this sandbox")
-
-    return guard
+def _on_alarm(signum: int, frame: object) -> None:
+    raise StepTimeout
 
 
 def _text(value: object, limit: int) -> str:
-    """An exact ``str`` of at most ``limit`` characters; runs no code of a ``str`` subclass."""
-    if not isinstance(value, str):
-        return "<not text>"
-    text = str.__str__(value)
+    """An exact ``str`` of at most ``limit`` characters."""
+    text = value if type(value) is str else "<not text>"
     return text if len(text) <= limit else text[: max(0, limit - 3)] + "..."
 
 
 def _describe(error: BaseException, limit: int) -> str:
-    """``"Name: message"`` for an exception; its ``__str__`` may be the solution's code."""
+    """``"Name: message"`` for an exception."""
     try:
-        name = _text(type(error).__name__, 100)
-    except BaseException:
-        name = "<unnamed exception>"
-    try:
-        message = _text(str(error), limit)
-    except BaseException:
+        message = str(error)
+    except Exception:
         message = "<unprintable message>"
+    name = type(error).__name__
     return _text(f"{name}: {message}" if message else name, limit)
 
 
-def _solution_line(error: BaseException, tools: tuple[Any, ...]) -> int | None:
-    """The last line of the solution in ``error``'s traceback, if it passed through the solution.
+# -- Messages ------------------------------------------------------------------------------------
+# A message is an 8-byte big-endian length, then that many bytes of JSON (ASCII: json escapes the
+# rest, lone surrogates included).
 
-    Frame access is allowed meanwhile, so nothing here may run the solution's code or look up a
-    global it could have replaced: the traceback is read through the base descriptor and the file
-    name compared as exact strings, all bound in ``tools`` before the solution ran.
-    """
-    get_traceback, str_eq, filename, allowed_thread, me = tools
-    line = None
-    tb = get_traceback(error)
-    allowed_thread[0] = me
+
+#: Bound before the solution runs: patching the json module in the solution's process changes these not.
+_dumps, _loads = json.dumps, json.loads
+
+
+def _send(fd: int, message: object) -> None:
+    data = _dumps(message, separators=(",", ":")).encode("ascii")
+    if len(data) > MAX_MESSAGE_BYTES:
+        raise ValueError(f"the value is too large to pass ({len(data)} bytes)")
+    view = memoryview(len(data).to_bytes(_HEADER, "big") + data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _receive(fd: int) -> Any:
+    """The next message, or raise :class:`SolutionGone` at end of file or on a malformed one."""
+    size = int.from_bytes(_read_exactly(fd, _HEADER), "big")
+    if size > MAX_MESSAGE_BYTES:
+        raise SolutionGone(f"the solution process sent a message of {size} bytes")
     try:
-        while tb is not None:
-            if str_eq(tb.tb_frame.f_code.co_filename, filename) is True:
-                line = tb.tb_lineno
-            tb = tb.tb_next
-    finally:
-        allowed_thread[0] = None
-    return line
+        return _loads(_read_exactly(fd, size))
+    except (ValueError, RecursionError, MemoryError) as error:
+        raise SolutionGone(
+            f"the solution process sent an unreadable message ({type(error).__name__})"
+        ) from None
 
 
-def _syntax_report(error: BaseException, limit: int) -> dict[str, Any]:
-    line, column = getattr(error, "lineno", None), getattr(error, "offset", None)
-    text, message = getattr(error, "text", None), getattr(error, "msg", None)
-    return {
-        "stage": "syntax",
-        "line": line if type(line) is int else None,
-        "column": column if type(column) is int else None,
-        "message": _text(message, limit) if isinstance(message, str) else _describe(error, limit),
-        "text": _text(text.rstrip("\n"), limit) if isinstance(text, str) else None,
-    }
+def _read_exactly(fd: int, size: int) -> bytes:
+    chunks, missing = [], size
+    while missing:
+        chunk = os.read(fd, min(missing, 1 << 20))
+        if not chunk:
+            raise SolutionGone("the solution process ended")
+        chunks.append(chunk)
+        missing -= len(chunk)
+    return b"".join(chunks)
 
 
-# Strict checks. A solution can return an object that claims to equal anything (``__eq__``), to be
-# true (``__bool__``, ``__len__``) or to differ from the expected value by zero (``__sub__``), or a
-# subclass of ``str``/``int``/``list`` that does. So the tests' comparisons, asserted values and
-# arithmetic call the checks below: a value made of built-in types is copied into exact built-in
-# types, subclasses read through their base type so that no override runs, and only such copies
-# meet the built-in values that the tests expect. The checks run while the solution's code may have
-# patched this module or the builtins, so they run as copies bound to a private snapshot of their
-# globals (see _strict_checks).
+# -- Values on the wire --------------------------------------------------------------------------
+# JSON null/true/false/numbers/strings/arrays are None/bool/int/float/str/list. Every JSON object is
+# a tagged value {"$": tag, "v": ...}: a tuple, dict, set, frozenset, bytes, bytearray, complex,
+# range, big int, Fraction, Decimal, date, time, datetime, timedelta, or a reference to an object
+# that stays in the solution process ("h", with its type's name in "t").
 
-#: Immutable values whose comparisons run no code but the interpreter's own.
-_ATOMS = (type(None), bool, int, float, complex, str, bytes, range)
-_ATOM_IDS = frozenset(id(kind) for kind in _ATOMS)
-#: Built-in types whose subclasses are read through the base type (bool and range have none).
-_BASES = (int, float, complex, str, bytes, tuple, list, dict, set, frozenset)
-_SCALAR_IDS = frozenset(id(kind) for kind in (int, float, complex, str, bytes))
-_DICT_KEYS: type = type({}.keys())
-_DICT_VALUES: type = type({}.values())
-_DICT_ITEMS: type = type({}.items())
-#: Exact types whose truth, and whose arithmetic with each other, run no code of the solution.
-_EXACT_IDS = _ATOM_IDS | {id(kind) for kind in (*_BASES, _DICT_KEYS, _DICT_VALUES, _DICT_ITEMS)}
-_TRUTH_IDS = _EXACT_IDS | {id(re.Match)}
-#: A value that holds subclasses and is nested deeper, or holds more items, than this is not
-#: checked, and equals nothing (nor does one too deep for ``marshal``, or cyclic; see _view).
-_MAX_DEPTH = 100
-_MAX_ITEMS = 10_000_000
-_EVERYTHING = slice(None)
-#: What :func:`_canonical` answers for an object of another type, and for a value past the bounds.
-_FOREIGN = object()
-_TOO_BIG = object()
-#: Bound now: the solution can rebind a module's attributes, not these.
-_DUMPS, _LOADS = marshal.dumps, marshal.loads
-#: Read-only: the checks' snapshot of this module shares its values, so none of them may be mutable.
-_ARITHMETIC = types.MappingProxyType(
-    {
-        "+": operator.add,
-        "-": operator.sub,
-        "*": operator.mul,
-        "/": operator.truediv,
-        "//": operator.floordiv,
-        "%": operator.mod,
-        "**": operator.pow,
-    }
-)
+_SEQUENCES = {"tuple": tuple, "set": set, "frozenset": frozenset}
+#: Values json writes and reads as they are (a list of only these needs no walk; an int too large
+#: for json's decimal text makes the message fail to encode, and the call with it).
+_JSON_ATOMS = frozenset({type(None), bool, int, float, str})
 
 
-def _builtin_base(kind: type) -> type | None:
-    """The type of ``_BASES`` that ``kind`` is or derives from, else None.
+def _encode(value: Any, reference: Any, depth: int = 0) -> Any:
+    """``value`` as JSON-ready data; ``reference(value)`` encodes what is not data (or raises)."""
+    if depth > MAX_DEPTH:
+        raise ValueError("the value is nested too deeply (or contains itself)")
+    kind = type(value)
+    if value is None or kind is bool or kind is str or kind is float:
+        return value
+    if kind is int:
+        if value.bit_length() > _BIG_INT_BITS:
+            return {"$": "int", "v": hex(value)}
+        return value
+    if kind is list:
+        types = set(map(type, value))
+        if len(value) >= _PACK_MIN and len(types) == 1:
+            packed = _packed(value, types.pop())
+            if packed is not None:
+                return packed
+        if _JSON_ATOMS.issuperset(types):  # the common case, at C speed
+            return value
+        return [_encode(item, reference, depth + 1) for item in value]
+    if kind is tuple or kind is set or kind is frozenset:
+        return {"$": kind.__name__, "v": [_encode(item, reference, depth + 1) for item in value]}
+    if kind is dict:
+        pairs = [
+            [_encode(k, reference, depth + 1), _encode(v, reference, depth + 1)] for k, v in value.items()
+        ]
+        return {"$": "dict", "v": pairs}
+    if kind is bytes or kind is bytearray:
+        return {"$": kind.__name__, "v": value.hex()}
+    if kind is complex:
+        return {"$": "complex", "v": [value.real, value.imag]}
+    if kind is range:
+        return {"$": "range", "v": [value.start, value.stop, value.step]}
+    stdlib = _STDLIB_VALUE_TAGS.get((kind.__module__, kind.__qualname__))
+    if stdlib is not None:
+        return _encode_stdlib(stdlib, value, reference)
+    return reference(value, depth)
 
-    Type identities are compared through ``id``, never hashed or compared with ``==``, which a
-    metaclass of the solution could answer; ``issubclass`` against an exact built-in type reads the
-    class's MRO (whose layout the interpreter has checked) and runs no code of the class.
+
+#: Lists of this many ints or floats, or more, cross packed: json's text is slow for them.
+_PACK_MIN = 64
+_PACK_CODES = {int: "q", float: "d"}
+
+
+def _packed(value: list[Any], kind: type) -> Any:
+    """A list of only ints (that fit 64 bits) or only floats as machine words, else None."""
+    code = _PACK_CODES.get(kind)
+    if code is None:
+        return None
+    try:
+        words = array.array(code, value)
+    except OverflowError:
+        return None
+    return {"$": code, "v": words.tobytes().hex()}
+
+
+#: Standard-library value types that cross by value, by (module, name). Their modules are imported
+#: only when such a value is met: importing them costs an execution more than the rest of it.
+_STDLIB_VALUE_TAGS = {
+    ("fractions", "Fraction"): "Fraction",
+    ("decimal", "Decimal"): "Decimal",
+    ("datetime", "date"): "date",
+    ("datetime", "time"): "time",
+    ("datetime", "datetime"): "datetime",
+    ("datetime", "timedelta"): "timedelta",
+}
+
+
+def _encode_stdlib(tag: str, value: Any, reference: Any) -> Any:
+    module = sys.modules.get(type(value).__module__)
+    if module is None or type(value) is not getattr(module, tag, None):
+        return reference(value, 0)  # a look-alike of the solution's: not the standard type
+    if tag == "Fraction":
+        return {"$": tag, "v": [_encode(value.numerator, reference), _encode(value.denominator, reference)]}
+    if tag == "Decimal":
+        return {"$": tag, "v": str(value)}
+    if tag == "timedelta":
+        return {"$": tag, "v": [value.days, value.seconds, value.microseconds]}
+    if value.tzinfo is not None:
+        return reference(value, 0)  # time zones are objects: it stays behind
+    return {"$": tag, "v": value.isoformat()}
+
+
+def _decode(data: Any, resolve: Any, depth: int = 0) -> Any:
+    """The value ``data`` encodes, built from exact types; ``resolve(tag, data)`` makes references
+    (and a NaN, with tag ``"nan"``).
+
+    Raises ValueError on anything :func:`_encode` does not write.
     """
-    for base in _BASES:
-        if kind is base or issubclass(kind, base):
-            return base
-    return None
+    if depth > MAX_DEPTH:
+        raise ValueError("a value nested too deeply")
+    kind = type(data)
+    if data is None or kind is bool or kind is int or kind is str:
+        return data
+    if kind is float:
+        return data if data == data else resolve("nan", data)
+    if kind is list:
+        types = set(map(type, data))
+        if _JSON_ATOMS.issuperset(types) and (float not in types or all(item == item for item in data)):
+            return data  # atoms only and no NaN: json made this list, and it is ours alone
+        return [_decode(item, resolve, depth + 1) for item in data]
+    if kind is not dict or len(data) < 2 or type(data.get("$")) is not str:
+        raise ValueError("an untagged object")
+    tag, raw = data["$"], data.get("v")
+    if tag in _SEQUENCES:
+        return _SEQUENCES[tag](_decode(item, resolve, depth + 1) for item in _listed(raw))
+    if tag == "dict":
+        return {
+            _decode(pair[0], resolve, depth + 1): _decode(pair[1], resolve, depth + 1)
+            for pair in _listed(raw)
+            if type(pair) is list and len(pair) == 2
+        }
+    if tag == "q" or tag == "d":  # see _packed
+        words = array.array(tag)
+        words.frombytes(bytes.fromhex(_string(raw)))
+        items = words.tolist()
+        if tag == "d" and any(item != item for item in items):
+            return [item if item == item else resolve("nan", item) for item in items]
+        return items
+    if tag == "int":
+        return int(_string(raw), 16)
+    if tag == "bytes":
+        return bytes.fromhex(_string(raw))
+    if tag == "bytearray":
+        return bytearray.fromhex(_string(raw))
+    if tag == "complex":
+        real, imag = _listed(raw, 2)
+        return complex(_number(real), _number(imag))  # NaN parts stay plain: complex has no order
+    if tag == "range":
+        return range(*(_integer(item) for item in _listed(raw, 3)))
+    if tag == "Fraction":
+        import fractions
+
+        numerator, denominator = _listed(raw, 2)
+        return fractions.Fraction(_integer_value(numerator), _integer_value(denominator))
+    if tag == "Decimal":
+        import decimal
+
+        return decimal.Decimal(_string(raw))
+    if tag in ("date", "time", "datetime", "timedelta"):
+        import datetime
+
+        if tag == "timedelta":
+            days, seconds, microseconds = (_integer(item) for item in _listed(raw, 3))
+            return datetime.timedelta(days, seconds, microseconds)
+        return getattr(datetime, tag).fromisoformat(_string(raw))
+    return resolve(tag, data)
 
 
-def _scalar(value: Any, base: type) -> object:
-    """The exact ``int``/``float``/``complex``/``str``/``bytes`` that ``value``, an instance of
-    ``base`` or of a subclass, holds, read by ``base``'s own method."""
+def _listed(raw: object, length: int | None = None) -> list[Any]:
+    if type(raw) is not list or (length is not None and len(raw) != length):
+        raise ValueError("a malformed tagged value")
+    return raw
+
+
+def _string(raw: object) -> str:
+    if type(raw) is not str:
+        raise ValueError("a malformed tagged value")
+    return raw
+
+
+def _integer(raw: object) -> int:
+    if type(raw) is not int:
+        raise ValueError("a malformed tagged value")
+    return raw
+
+
+def _integer_value(raw: object) -> int:
+    if type(raw) is dict and raw.get("$") == "int":
+        return int(_string(raw.get("v")), 16)
+    return _integer(raw)
+
+
+def _number(raw: object) -> float:
+    if type(raw) is not int and type(raw) is not float:
+        raise ValueError("a malformed tagged value")
+    return raw
+
+
+# -- Objects that stay on their side -------------------------------------------------------------
+
+#: Built-in data types whose subclasses cross as the value of the base type.
+_BUILTIN_BASES = (bool, int, float, complex, str, bytes, bytearray, tuple, list, dict, set, frozenset)
+_MUTABLE = (list, dict, set, bytearray)
+#: Operations whose list, dict, set or bytearray result crosses as a handle, not a copy: a test that
+#: writes ``board.cells[key] = value`` changes the object's own dict, as it would in one process.
+_LIVE_RESULTS = frozenset({"getattr", "getitem"})
+_SIZED = (list, tuple, dict, set, frozenset, str, bytes, bytearray)
+#: A top-level collection of the solution with more items than this crosses as a handle.
+_MAX_NAME_ITEMS = 10_000
+
+
+def _as_base_value(value: Any) -> Any:
+    """The built-in value inside an instance of a subclass of a built-in data type (a namedtuple,
+    an OrderedDict, a str subclass), read by the base type's own code so that no override runs;
+    None for an object of any other type."""
+    kind = type(value)
+    base: Any = next((base for base in _BUILTIN_BASES if issubclass(kind, base)), None)
+    if base is None or base is bool:
+        return None
     if base is int:
         return int.__index__(value)
     if base is float:
@@ -256,395 +373,777 @@ def _scalar(value: Any, base: type) -> object:
         return complex.__pos__(value)
     if base is str:
         return str.__str__(value)
-    return bytes.__getitem__(value, _EVERYTHING)
-
-
-def _unfit(value: object) -> bool:
-    return value is _FOREIGN or value is _TOO_BIG
-
-
-def _canonical(value: Any, depth: int, budget: list[int]) -> Any:
-    """A private copy of ``value`` in exact built-in types, else ``_FOREIGN`` or ``_TOO_BIG``.
-
-    Atoms are their own copy. A subclass of a built-in type is read through its base type's methods,
-    so the copy holds what the value really contains and none of its overrides runs. Lists, dicts
-    and sets are copied even when exact, so that no thread of the solution can change them once
-    checked; dict key and item views become sets. ``budget[0]`` counts down the items still allowed.
-    """
-    kind = type(value)
-    if id(kind) in _ATOM_IDS:
-        return value
-    view = kind is _DICT_KEYS or kind is _DICT_ITEMS
-    base = set if view else _builtin_base(kind)
-    if base is None:
-        return _FOREIGN
-    if id(base) in _SCALAR_IDS:
-        return _scalar(value, base)
-    if depth >= _MAX_DEPTH:
-        return _TOO_BIG
+    if base is bytes or base is bytearray:
+        return base(memoryview(value))
     if base is dict:
-        keys = _canonical_items(list(dict.keys(value)), depth, budget)
-        values = _canonical_items(list(dict.values(value)), depth, budget)
-        if _unfit(keys) or _unfit(values):
-            return values if _unfit(values) else keys
-        # Two reads: a thread of the solution may change the dict between them, which can only
-        # give another dict of built-in values.
-        return _rebuilt(dict, zip(keys, values, strict=False), len(keys))
-    if base is list or base is tuple:
-        items = _canonical_items(base.__getitem__(value, _EVERYTHING), depth, budget)
-        return items if _unfit(items) or base is list else tuple(items)
-    members = list(value) if view else list(base.__iter__(value))  # type: ignore[attr-defined]
-    items = _canonical_items(members, depth, budget)
-    return items if _unfit(items) else _rebuilt(base, items, len(items))
+        return dict(dict.items(value))
+    return base(base.__iter__(value))
 
 
-def _canonical_items(items: Any, depth: int, budget: list[int]) -> Any:
-    """The canonical copies of ``items`` (a private list, or an exact tuple), else the first
-    ``_FOREIGN`` or ``_TOO_BIG`` among them."""
-    budget[0] -= len(items)
-    if budget[0] < 0:
-        return _TOO_BIG
-    if _ATOM_IDS.issuperset(map(id, map(type, items))):
-        return items  # the common case, checked at C speed: nothing inside needs a copy
-    copies = []
-    for item in items:
-        copy = _canonical(item, depth + 1, budget)
-        if _unfit(copy):
-            return copy
-        copies.append(copy)
-    return copies
+#: What the solution's process does for the judge, on its objects (``call`` and ``load`` apart).
+_SOLUTION_OPERATIONS: dict[str, Any] = {
+    "value": lambda target: target,
+    "getattr": getattr,
+    "setattr": setattr,
+    "delattr": delattr,
+    "getitem": lambda target, key: target[key],
+    "setitem": lambda target, key, value: target.__setitem__(key, value),
+    "delitem": lambda target, key: target.__delitem__(key),
+    "len": len,
+    "iter": iter,
+    "next": next,
+    "str": str,
+    "hash": hash,
+    "isinstance": lambda target, value: isinstance(value, target),
+    "eq": lambda left, right: left == right,
+    "ne": lambda left, right: left != right,
+    "lt": lambda left, right: left < right,
+    "le": lambda left, right: left <= right,
+    "gt": lambda left, right: left > right,
+    "ge": lambda left, right: left >= right,
+    "contains": lambda container, item: item in container,
+    "add": lambda left, right: left + right,
+    "sub": lambda left, right: left - right,
+    "mul": lambda left, right: left * right,
+    "truediv": lambda left, right: left / right,
+    "floordiv": lambda left, right: left // right,
+    "mod": lambda left, right: left % right,
+    "pow": lambda left, right: left**right,
+}
+#: What the judge does for the solution, on the objects of the tests passed to it: use them, never
+#: read their attributes (a function's globals are the tests' namespace).
+_JUDGE_OPERATIONS: dict[str, Any] = {
+    "getitem": lambda target, key: target[key],
+    "len": len,
+    "iter": iter,
+    "next": next,
+    "contains": lambda container, item: item in container,
+}
+
+#: The built-in exceptions a remote exception may become, by name; any other is a RemoteError.
+_EXCEPTIONS = {
+    name: value
+    for name, value in vars(builtins).items()
+    if isinstance(value, type) and issubclass(value, Exception) and not issubclass(value, StopIteration)
+}
 
 
-def _rebuilt(make: Any, items: Any, size: int) -> Any:
-    """``make(items)``, a dict or set of canonical copies; ``_FOREIGN`` when a member is unhashable or
-    two members became one (the original kept equal values apart through a subclass's hashing)."""
-    try:
-        made = make(items)
-    except TypeError:
-        return _FOREIGN
-    return made if len(made) == size else _FOREIGN
+class _Peer:
+    """One end of the exchange between the judge and the solution's process.
 
+    Messages are lists. A request is ``["q", operation, handle, args, kwargs]`` on an object the
+    other end exported (handle 0 and ``"load"``: load the solution); the answer is ``["ok", value,
+    copied back arguments]``, ``["stop"]`` (the iterator is exhausted), ``["raise", type name,
+    message, line, args]`` or, to ``load``, ``["syntax", line, column, message, text]``. While an end
+    waits for its answer it serves the other end's requests, so that a call of the solution can
+    iterate an iterator of the tests, which can call the solution again.
 
-def _view(value: Any) -> Any:
-    """``value``'s canonical copy (see :func:`_canonical`), else ``_FOREIGN`` or ``_TOO_BIG``.
-
-    ``marshal`` makes the copy at C speed when it can: it writes exact built-in types only (and
-    bytes-like objects, as the bytes they hold), runs no method of the values it writes, and refuses
-    anything else, subclasses included, which then takes the slow road. Its version 2 has no
-    references, so a cycle is refused too, as nested too deeply. The interpreter's own limits count
-    as too big.
+    Args:
+        read_fd, write_fd: the pipe ends.
+        operations: what this end does on its own objects for the other end.
+        proxy: the class of the local stand-ins of the other end's objects.
+        judge: True in the judge (a NaN becomes :class:`SolutionNaN`; a broken exchange ends the
+            solution's process), False in the solution's process.
     """
-    if id(type(value)) in _ATOM_IDS:
-        return value
-    try:
-        return _LOADS(_DUMPS(value, 2))
-    except Exception:
-        pass
-    try:
-        return _canonical(value, 0, [_MAX_ITEMS])
-    except (RecursionError, MemoryError):
-        return _TOO_BIG
 
+    def __init__(
+        self, read_fd: int, write_fd: int, operations: dict[str, Any], proxy: type, judge: bool
+    ) -> None:
+        self.read_fd, self.write_fd = read_fd, write_fd
+        self.operations, self.proxy, self.judge = operations, proxy, judge
+        self.objects: dict[int, Any] = {}  # handle -> own object, kept alive so handles stay unique
+        self.handles: dict[int, int] = {}  # id(own object) -> handle
+        self.proxies: dict[int, Any] = {}  # the other end's handle -> its stand-in here
+        self.gone: str | None = None
+        self.pid = 0
+        self.loader: Any = None
+        #: Called after this end ran code of its own objects, before it encodes the outcome.
+        self.settle: Any = lambda: None
 
-def _operands(left: object, right: object) -> tuple[Any, Any] | None:
-    """What a comparison meets: canonical copies when both sides are made of built-in types; the
-    values themselves when neither is (objects of the tests' own types, say); None when only one
-    is, or either is too big to check: such a pair is never equal."""
-    if id(type(left)) in _ATOM_IDS and id(type(right)) in _ATOM_IDS:
-        return left, right  # the common case, without copies
-    first, second = _view(left), _view(right)
-    if first is _FOREIGN and second is _FOREIGN:
-        return left, right
-    if _unfit(first) or _unfit(second):
-        return None
-    return first, second
+    # -- values
+    def encode(self, value: Any) -> Any:
+        return _encode(value, self._reference)
 
+    def decode(self, data: Any) -> Any:
+        return _decode(data, self._resolve)
 
-def _strict_eq(left: object, right: object) -> Any:
-    """``left == right`` for the tests (see :func:`_operands`)."""
-    pair = _operands(left, right)
-    return pair is not None and pair[0] == pair[1]
+    def _snapshot(self, value: Any) -> Any:
+        """``value`` encoded, as a copy that later changes to ``value`` leave alone."""
+        encoded = self.encode(value)
+        return list(encoded) if encoded is value else encoded  # a list of atoms encodes as itself
 
+    def export(self, value: Any) -> dict[str, Any]:
+        handle = self.handles.get(id(value))
+        if handle is None:
+            handle = len(self.objects) + 1
+            self.objects[handle], self.handles[id(value)] = value, handle
+        return {"$": "h", "v": handle, "t": _text(type(value).__name__, 100)}
 
-def _strict_ne(left: object, right: object) -> Any:
-    """``left != right`` for the tests (see :func:`_operands`)."""
-    pair = _operands(left, right)
-    return pair is None or pair[0] != pair[1]
+    def _reference(self, value: Any, depth: int) -> Any:
+        if type(value) is self.proxy:
+            return {"$": "r", "v": object.__getattribute__(value, "_handle")}
+        if type(value) is SolutionNaN:
+            return math.nan
+        copied = _as_base_value(value)
+        return self.export(value) if copied is None else _encode(copied, self._reference, depth)
 
+    def _resolve(self, tag: str, data: Any) -> Any:
+        if tag == "nan":
+            return SolutionNaN(data) if self.judge else data
+        handle = data.get("v")
+        if type(handle) is not int:
+            raise ValueError("a malformed reference")
+        if tag == "r":  # one of ours, coming back
+            return self.objects[handle]
+        if tag != "h":
+            raise ValueError(f"an unknown tag {tag!r}")
+        stand_in = self.proxies.get(handle)
+        if stand_in is None:
+            stand_in = self.proxies[handle] = self.proxy(self, handle, _text(data.get("t"), 100))
+        return stand_in
 
-def _ordered(symbol: str, left: object, right: object) -> tuple[Any, Any]:
-    """The pair an ordering meets (see :func:`_operands`). It fails for a pair that is never equal,
-    and for NaN, which is neither smaller nor larger than anything: ``not x > limit`` would pass."""
-    pair = _operands(left, right)
-    if pair is None:
-        raise TypeError(
-            f"'{symbol}' is not supported between a value of a built-in type and an object of another "
-            "type, or a value too big to check"
+    # -- exchanges
+    def ask(self, operation: str, handle: int, args: Any, kwargs: Any = None) -> list[Any]:
+        """Send a request and wait for its answer, serving the other end's requests meanwhile."""
+        self.send_request(operation, handle, args, kwargs)
+        return self.answer()
+
+    def send_request(self, operation: str, handle: int, args: Any, kwargs: Any = None) -> None:
+        if self.gone is not None:
+            raise SolutionGone(self.gone)
+        encoded_args = [self.encode(arg) for arg in args]
+        encoded_kwargs = {str(key): self.encode(value) for key, value in (kwargs or {}).items()}
+        try:
+            _send(self.write_fd, ["q", operation, handle, encoded_args, encoded_kwargs])
+        except ValueError:
+            raise  # too large: nothing was written, the exchange is still in step
+        except BaseException as error:
+            self._broken(error)
+
+    def answer(self) -> list[Any]:
+        """The answer to the request sent last, serving the other end's requests meanwhile."""
+        while True:
+            try:
+                message = _receive(self.read_fd)
+            except BaseException as error:
+                self._broken(error)
+            if type(message) is not list or not message or type(message[0]) is not str:
+                self._broken(SolutionGone("the other side broke the protocol"))
+            if message[0] != "q":
+                return message
+            self.serve(message)
+
+    def value(self, operation: str, handle: int, *args: Any) -> Any:
+        """The value the other end answers an operation with; its exception is raised here."""
+        return self.result(self.ask(operation, handle, args))
+
+    def result(self, answer: list[Any]) -> Any:
+        if answer[0] == "ok" and len(answer) >= 2:
+            return self._decoded(answer[1])
+        if answer[0] == "raise" and len(answer) == 5:
+            raise self.exception(answer[1:])
+        if answer[0] == "stop":
+            raise StopIteration
+        self._broken(SolutionGone("the other side broke the protocol"))
+
+    def serve(self, request: list[Any]) -> None:
+        """Answer one request of the other end."""
+        try:
+            answer = self._answer(request)
+        except BaseException as error:
+            if isinstance(error, StepTimeout):
+                raise
+            answer = ["raise", *_exception_fields(error)]
+        try:
+            _send(self.write_fd, answer)
+        except ValueError as error:  # too large: say so instead
+            _send(self.write_fd, ["raise", "ValueError", str(error), None, None])
+
+    def _answer(self, request: list[Any]) -> list[Any]:
+        if len(request) != 5 or type(request[3]) is not list or type(request[4]) is not dict:
+            raise ValueError("a malformed request")
+        _, operation, handle, raw_args, raw_kwargs = request
+        if operation == "load" and self.loader is not None:
+            return self.loader(raw_args[0])
+        target = self.objects[handle]
+        args = [self.decode(item) for item in raw_args]
+        if operation == "call":
+            kwargs = {key: self.decode(value) for key, value in raw_kwargs.items()}
+            mutable = [] if self.judge else [*enumerate(args), *kwargs.items()]
+            mutable = [(key, arg, self._snapshot(arg)) for key, arg in mutable if type(arg) in _MUTABLE]
+            try:
+                result = target(*args, **kwargs)
+            finally:
+                self.settle()
+            changed = []
+            for key, arg, before in mutable:
+                after = self.encode(arg)
+                if after != before:  # the solution changed it in place: the tests see that too
+                    changed.append([key, after])
+            return ["ok", self.encode(result), changed]
+        try:
+            if operation == "next":
+                try:
+                    result = next(target)
+                except StopIteration:
+                    return ["stop"]
+            else:
+                result = self.operations[operation](target, *args)
+        finally:
+            self.settle()
+        if operation in _LIVE_RESULTS and isinstance(result, _MUTABLE):
+            return ["ok", self.export(result)]  # the tests may change it in place: it stays here
+        return ["ok", self.encode(result)]
+
+    def exception(self, fields: list[Any]) -> BaseException:
+        """The other end's exception as a built-in exception here (or a :class:`RemoteError` naming
+        its type); ``solution_line`` says where in the solution it was raised."""
+        name, message, line, args = fields
+        kind = _EXCEPTIONS.get(name) if type(name) is str else None
+        text = message if type(message) is str else ""
+        error: BaseException | None = None
+        if kind is not None:
+            try:
+                decoded = _decode(args, _no_references) if args is not None else (text,)
+                error = kind(*decoded) if type(decoded) is tuple else kind(text)
+            except Exception:
+                error = None
+        if error is None:
+            error = RemoteError(f"{_text(name, 100)}: {text}")
+        error.solution_line = line if type(line) is int else None  # type: ignore[attr-defined]
+        return error
+
+    def end(self, reason: str) -> None:
+        """Stop exchanging; in the judge, kill the solution's process."""
+        if self.gone is None:
+            self.gone = reason
+            if self.pid:
+                with contextlib.suppress(OSError):
+                    os.kill(self.pid, signal.SIGKILL)
+
+    def _decoded(self, data: Any) -> Any:
+        try:
+            return self.decode(data)
+        except (ValueError, TypeError, KeyError, RecursionError, MemoryError, OverflowError) as error:
+            self._broken(SolutionGone(f"the other side sent a malformed value ({type(error).__name__})"))
+
+    def _broken(self, error: BaseException) -> NoReturn:
+        if not self.judge:
+            os._exit(0)  # the judge is gone or broke the protocol: nothing to answer
+        if isinstance(error, StepTimeout):
+            self.end("a test ran out of time")  # an answer may still be on its way: stop here
+            raise error
+        reason = (
+            str(error) if isinstance(error, SolutionGone) else f"the exchange failed ({type(error).__name__})"
         )
-    for value in pair:
-        if type(value) is float and value != value:
-            raise ValueError(f"'{symbol}' with NaN, which has no order")
-    return pair
+        self.end(reason)
+        raise SolutionGone(self.gone)
 
 
-def _strict_lt(left: object, right: object) -> Any:
-    first, second = _ordered("<", left, right)
-    return first < second
+def _no_references(tag: str, data: Any) -> Any:
+    if tag == "nan":
+        return data
+    raise ValueError("an exception's arguments hold no objects")
 
 
-def _strict_le(left: object, right: object) -> Any:
-    first, second = _ordered("<=", left, right)
-    return first <= second
+def _exception_fields(error: BaseException) -> list[Any]:
+    """The exception's type name, message, the line of the solution it was raised from, and its
+    arguments when they are data (so that ``KeyError('x')`` becomes ``KeyError('x')`` again)."""
+    try:
+        message = str(error)
+    except BaseException:
+        message = "<unprintable message>"
+    line = None
+    traceback = error.__traceback__
+    while traceback is not None:
+        if traceback.tb_frame.f_code.co_filename == SOLUTION_FILE:
+            line = traceback.tb_lineno
+        traceback = traceback.tb_next
+    try:
+        args = _encode(error.args, _refuse)
+    except BaseException:
+        args = None
+    return [_text(type(error).__name__, 100), _text(message, 2000), line, args]
 
 
-def _strict_gt(left: object, right: object) -> Any:
-    first, second = _ordered(">", left, right)
-    return first > second
+def _refuse(value: Any, depth: int) -> Any:
+    raise ValueError("not data")
 
 
-def _strict_ge(left: object, right: object) -> Any:
-    first, second = _ordered(">=", left, right)
-    return first >= second
+class SolutionNaN(float):
+    """A NaN the solution computed, in the judge: it equals nothing and has no order and no
+    arithmetic, so that ``not abs(f(x) - y) > tolerance`` fails rather than passes."""
 
+    def __new__(cls, value: float = math.nan) -> SolutionNaN:
+        return super().__new__(cls, math.nan)
 
-def _strict_is_in(needle: object, haystack: Any) -> bool:
-    """``needle in haystack`` for the tests. A needle of built-in types is sought in a haystack of
-    another type by iterating it and comparing each member strictly: its ``__contains__`` is not
-    asked. A needle of another type is in no haystack of built-in types."""
-    item, container = _view(needle), _view(haystack)
-    if item is _TOO_BIG or container is _TOO_BIG:
+    def __eq__(self, other: object) -> bool:
         return False
-    if container is _FOREIGN:
-        return needle in haystack if item is _FOREIGN else _found(item, haystack)
-    return item is not _FOREIGN and item in container
+
+    def __ne__(self, other: object) -> bool:
+        return True
+
+    __hash__ = float.__hash__
+
+    def __repr__(self) -> str:
+        return "nan"
+
+    def _refused(self, *args: Any) -> Any:
+        raise ValueError("a NaN returned by the solution has no order and no arithmetic")
+
+    __lt__ = __le__ = __gt__ = __ge__ = _refused
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _refused
+    __truediv__ = __rtruediv__ = __floordiv__ = __rfloordiv__ = _refused
+    __mod__ = __rmod__ = __pow__ = __rpow__ = __abs__ = __neg__ = __pos__ = _refused
+    __round__ = __int__ = __trunc__ = __floor__ = __ceil__ = _refused
 
 
-def _found(item: object, haystack: Any) -> bool:
-    return any(_strict_eq(item, member) for member in haystack)
+# -- The solution's process ----------------------------------------------------------------------
 
 
-def _strict_not_in(needle: object, haystack: object) -> bool:
-    return not _strict_is_in(needle, haystack)
+def _start_solution_process() -> tuple[int, int, int]:
+    """Fork the solution's process; returns its pid and the judge's pipe ends (from it, to it).
 
-
-def _strict_truth(value: Any) -> bool:
-    """The truth of an asserted value, which must be of a built-in type: an object of another type
-    could answer either way."""
-    kind = type(value)
-    if id(kind) in _TRUTH_IDS:
-        return bool(value)
-    base = _builtin_base(kind)
-    if base is None:
-        raise TypeError("the asserted value is not of a built-in type (bool, int, str, list, ...)")
-    if id(base) in _SCALAR_IDS:
-        return bool(_scalar(value, base))
-    return base.__len__(value) > 0  # type: ignore[attr-defined]
-
-
-def _strict_arith(symbol: str, left: Any, right: Any) -> Any:
-    """``left <symbol> right`` for the tests. When one side is of an exact built-in type, the other
-    must be of a built-in type too, a subclass counting as its base value: an object of another
-    type could answer anything, such as a difference of zero from the expected value. Two values
-    of other types meet as they are (two Fractions, a date and a timedelta)."""
-    apply = _ARITHMETIC[symbol]
-    left_exact, right_exact = id(type(left)) in _EXACT_IDS, id(type(right)) in _EXACT_IDS
-    if left_exact is right_exact:
-        return apply(left, right)
-    if left_exact:
-        if symbol == "%" and (type(left) is str or type(left) is bytes):
-            return apply(left, right)  # formatting: it shows the object, and the text is checked
-        return apply(left, _arithmetic_operand(symbol, right))
-    return apply(_arithmetic_operand(symbol, left), right)
-
-
-def _arithmetic_operand(symbol: str, value: Any) -> Any:
-    """``value``, of a type other than the exact built-in ones, as its built-in base value."""
-    base = _builtin_base(type(value))
-    if base is None:
-        raise TypeError(
-            f"'{symbol}' is not supported between a value of a built-in type and an object of another type"
-        )
-    if id(base) in _SCALAR_IDS:
-        return _scalar(value, base)
-    if base is tuple:
-        return tuple.__getitem__(value, _EVERYTHING)
-    return base.copy(value)  # type: ignore[attr-defined]
-
-
-def _strict_checks(builtins_: dict[str, Any]) -> types.SimpleNamespace:
-    """The strict checks (``STRICT_CHECKS``) as attributes of one object, for the tests to call.
-
-    They run while the solution's code may have rebound this module's names or the builtins
-    (restored only after each step), so each function of this module is copied onto a snapshot of
-    the module's globals whose builtins are ``builtins_``: what the checks look up is fixed before
-    the solution runs. The snapshot is shallow, which is why the values the checks use are immutable.
+    Called before the judge has read anything of the task, so the child's memory holds none of it.
     """
-    module = globals()
-    scope = dict(module)
-    scope["__builtins__"] = builtins_
-    for name, value in module.items():
-        if type(value) is types.FunctionType and value.__globals__ is module:
-            scope[name] = types.FunctionType(
-                value.__code__, scope, name, value.__defaults__, value.__closure__
+    to_child_read, to_child_write = os.pipe()
+    from_child_read, from_child_write = os.pipe()
+    for fd in (to_child_write, from_child_write):
+        with contextlib.suppress(OSError):  # fewer switches between the processes for large values
+            fcntl.fcntl(fd, _F_SETPIPE_SZ, 1 << 20)
+    pid = os.fork()
+    if pid == 0:
+        try:
+            null = os.open(os.devnull, os.O_RDWR)
+            for target in (0, 1, 2):
+                os.dup2(null, target)
+            os.dup2(to_child_read, 3)
+            os.dup2(from_child_write, 4)
+            os.closerange(5, 1 << 16)  # the judge's stdin and every other descriptor
+            _serve_solution(3, 4)
+        finally:
+            os._exit(70)
+    os.close(to_child_read)
+    os.close(from_child_write)
+    return pid, from_child_read, to_child_write
+
+
+def _serve_solution(read_fd: int, write_fd: int) -> NoReturn:
+    """The solution's process: answer the judge's requests until it closes the pipe.
+
+    Everything here is as untrusted as the solution, which runs in this process: what it answers
+    is what the judge gets, and the judge checks nothing of it but the form. The builtins are put
+    back after every request, so that a solution that patches them does not break its own answers.
+    """
+    signal.signal(signal.SIGALRM, signal.SIG_DFL)
+    peer = _Peer(read_fd, write_fd, _SOLUTION_OPERATIONS, _Borrowed, judge=False)
+    pristine = dict(vars(builtins))
+    restore, clear = vars(builtins).update, vars(builtins).clear
+
+    def settle() -> None:
+        clear()
+        restore(pristine)
+
+    peer.settle = settle
+
+    def load(source: Any) -> list[Any]:
+        if type(source) is not str:
+            raise ValueError("the solution must be text")
+        try:
+            code = compile(source, SOLUTION_FILE, "exec", dont_inherit=True)
+        except (SyntaxError, ValueError, OverflowError, MemoryError, RecursionError) as error:
+            return ["syntax", *_syntax_fields(error)]
+        module = type(sys)("solution")
+        module.__dict__["__builtins__"] = builtins
+        sys.modules["solution"] = module  # dataclasses and pickle look classes' modules up there
+        try:
+            exec(code, module.__dict__)
+        finally:
+            settle()
+        names = []
+        for name, value in list(module.__dict__.items()):
+            if type(name) is not str or name.startswith("__"):
+                continue
+            try:
+                live = isinstance(value, _MUTABLE) or (
+                    isinstance(value, _SIZED) and len(value) > _MAX_NAME_ITEMS
+                )
+                names.append([name, peer.export(value) if live else peer.encode(value)])
+            except Exception:
+                continue  # too deep, or a broken object: the tests cannot use it
+        return ["ok", names, []]
+
+    peer.loader = load
+    while True:
+        try:
+            request = _receive(read_fd)
+        except BaseException:
+            os._exit(0)
+        if type(request) is not list or not request or request[0] != "q":
+            os._exit(0)
+        peer.serve(request)
+
+
+def _syntax_fields(error: BaseException) -> list[Any]:
+    line, column = getattr(error, "lineno", None), getattr(error, "offset", None)
+    text, message = getattr(error, "text", None), getattr(error, "msg", None)
+    return [
+        line if type(line) is int else None,
+        column if type(column) is int else None,
+        message if type(message) is str else _describe(error, 1000),
+        text.rstrip("\n") if type(text) is str else None,
+    ]
+
+
+class _Borrowed:
+    """An object of the tests, seen from the solution's process: it can be called, iterated,
+    measured and indexed."""
+
+    __slots__ = ("_handle", "_peer", "_type")
+
+    def __init__(self, peer: _Peer, handle: int, type_name: str) -> None:
+        self._peer, self._handle, self._type = peer, handle, type_name
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._peer.result(self._peer.ask("call", self._handle, args, kwargs))
+
+    def __iter__(self) -> Any:
+        iterator = self._peer.value("iter", self._handle)
+        return iterator if type(iterator) is _Borrowed else iter(iterator)
+
+    def __next__(self) -> Any:
+        return self._peer.value("next", self._handle)
+
+    def __len__(self) -> int:
+        return self._peer.value("len", self._handle)
+
+    def __getitem__(self, key: Any) -> Any:
+        return self._peer.value("getitem", self._handle, key)
+
+    def __contains__(self, item: Any) -> bool:
+        return self._peer.value("contains", self._handle, item) is True
+
+    def __repr__(self) -> str:
+        return f"<{self._type} object of the tests>"
+
+
+# -- The judge -----------------------------------------------------------------------------------
+
+
+def _operator(operation: str, symbol: str, apply: Any, reflected: bool = False) -> Any:
+    """A comparison or arithmetic operator of :class:`Remote`.
+
+    Between two objects of the solution, the solution answers. With a value of the tests on the
+    other side, the object's current value is fetched as data and the operator runs here, on values
+    the judge built; an object that is not data (a class of the solution's) equals no value of the
+    tests and has no order or arithmetic with them, since it would be the judge of that value.
+    """
+
+    def method(self: Remote, other: Any) -> Any:
+        if type(other) is Remote:
+            if operation == "eq" and other is self:
+                return True
+            left, right = (other, self) if reflected else (self, other)
+            return left._ask(operation, right)
+        value = self._value()
+        if type(value) is Remote:
+            if operation in ("eq", "ne"):
+                return operation == "ne"
+            raise TypeError(
+                f"'{symbol}' between an object of the solution ({object.__getattribute__(self, '_type')}) "
+                "and a value of the tests is not supported: the solution must return built-in values"
             )
-    return types.SimpleNamespace(**{check: scope["_strict_" + check] for check in STRICT_CHECKS})
+        return apply(other, value) if reflected else apply(value, other)
+
+    return method
 
 
-def _pinned(code: types.CodeType, checks: object) -> types.CodeType:
-    """Compiled test code with each ``STRICT_CONSTANT`` constant, in nested functions too, replaced by
-    ``checks``: a constant, which no namespace lookup stands in front of."""
-    constants = tuple(
-        _pinned(constant, checks)
-        if type(constant) is types.CodeType
-        else checks
-        if type(constant) is str and constant == STRICT_CONSTANT
-        else constant
-        for constant in code.co_consts
-    )
-    return code.replace(co_consts=constants)
+def _forward(operation: str) -> Any:
+    def method(self: Remote, *args: Any) -> Any:
+        return self._ask(operation, *args)
+
+    method.__name__ = f"__{operation}__"
+    return method
+
+
+class Remote:
+    """An object that lives in the solution's process, seen from the judge.
+
+    Calls, attribute access, indexing, iteration, ``len``, ``str``, ``hash`` and ``isinstance``
+    are answered by the solution's process, as are operators between two of its objects. With a
+    value of the tests, operators and truth use the object's value fetched as data (see
+    :func:`_operator`): a list attribute compares as the list it holds now.
+    """
+
+    __slots__ = ("_handle", "_peer", "_type")
+
+    def __init__(self, peer: _Peer, handle: int, type_name: str) -> None:
+        object.__setattr__(self, "_peer", peer)
+        object.__setattr__(self, "_handle", handle)
+        object.__setattr__(self, "_type", type_name)
+
+    def _ask(self, operation: str, *args: Any) -> Any:
+        peer: _Peer = object.__getattribute__(self, "_peer")
+        return peer.value(operation, object.__getattribute__(self, "_handle"), *args)
+
+    def _value(self) -> Any:
+        """The object's current value as data, or a Remote when it is not data."""
+        return self._ask("value")
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        peer: _Peer = object.__getattribute__(self, "_peer")
+        answer = peer.ask("call", object.__getattribute__(self, "_handle"), args, kwargs)
+        result = peer.result(answer)
+        if len(answer) == 3 and type(answer[2]) is list:
+            for copied in answer[2]:
+                _copy_back(peer, args, kwargs, copied)
+        return result
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)  # protocols the tests' libraries probe for stay local
+        return self._ask("getattr", name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        self._ask("setattr", name, value)
+
+    def __delattr__(self, name: str) -> None:
+        self._ask("delattr", name)
+
+    def __iter__(self) -> Any:
+        iterator = self._ask("iter")
+        return iterator if type(iterator) is Remote else iter(iterator)
+
+    def __next__(self) -> Any:
+        return self._ask("next")
+
+    def __bool__(self) -> bool:
+        value = self._value()
+        if type(value) is Remote:
+            raise TypeError(
+                "the asserted value is not of a built-in type (bool, int, str, list, ...): an object of "
+                f"the solution ({object.__getattribute__(self, '_type')}) has no truth value here"
+            )
+        return bool(value)
+
+    def __hash__(self) -> int:
+        return hash(("mrlm-remote", object.__getattribute__(self, "_handle")))
+
+    def __repr__(self) -> str:
+        placeholder = f"<{object.__getattribute__(self, '_type')} object of the solution>"
+        try:
+            value = self._value()
+        except Exception:
+            return placeholder
+        return placeholder if type(value) is Remote else repr(value)
+
+    def __str__(self) -> str:
+        text = self._ask("str")
+        if type(text) is not str:
+            raise TypeError("__str__ returned non-string")
+        return text
+
+    def __len__(self) -> int:
+        size = self._ask("len")
+        if type(size) is not int or size < 0:
+            raise TypeError("__len__ returned a value that is not a length")
+        return size
+
+    def __instancecheck__(self, instance: Any) -> bool:
+        return self._ask("isinstance", instance) is True
+
+    def __contains__(self, item: Any) -> bool:
+        if type(item) is Remote:
+            return self._ask("contains", item) is True
+        value = self._value()
+        if type(value) is Remote:
+            raise TypeError(
+                "'in' with an object of the solution as the container is supported only for its own "
+                "objects: the solution must return built-in values"
+            )
+        return item in value
+
+    __getitem__ = _forward("getitem")
+    __setitem__ = _forward("setitem")
+    __delitem__ = _forward("delitem")
+    __eq__ = _operator("eq", "==", operator.eq)
+    __ne__ = _operator("ne", "!=", operator.ne)
+    __lt__ = _operator("lt", "<", operator.lt)
+    __le__ = _operator("le", "<=", operator.le)
+    __gt__ = _operator("gt", ">", operator.gt)
+    __ge__ = _operator("ge", ">=", operator.ge)
+    __add__ = _operator("add", "+", operator.add)
+    __sub__ = _operator("sub", "-", operator.sub)
+    __mul__ = _operator("mul", "*", operator.mul)
+    __truediv__ = _operator("truediv", "/", operator.truediv)
+    __floordiv__ = _operator("floordiv", "//", operator.floordiv)
+    __mod__ = _operator("mod", "%", operator.mod)
+    __pow__ = _operator("pow", "**", operator.pow)
+    __radd__ = _operator("add", "+", operator.add, reflected=True)
+    __rsub__ = _operator("sub", "-", operator.sub, reflected=True)
+    __rmul__ = _operator("mul", "*", operator.mul, reflected=True)
+    __rtruediv__ = _operator("truediv", "/", operator.truediv, reflected=True)
+    __rfloordiv__ = _operator("floordiv", "//", operator.floordiv, reflected=True)
+    __rmod__ = _operator("mod", "%", operator.mod, reflected=True)
+    __rpow__ = _operator("pow", "**", operator.pow, reflected=True)
+
+
+def _copy_back(peer: _Peer, args: tuple[Any, ...], kwargs: dict[str, Any], copied: Any) -> None:
+    """Give a list, dict, set or bytearray argument the contents the solution left in its copy."""
+    if type(copied) is not list or len(copied) != 2:
+        return
+    key, data = copied
+    if type(key) is int and 0 <= key < len(args):
+        original = args[key]
+    elif type(key) is str and key in kwargs:
+        original = kwargs[key]
+    else:
+        return
+    value = peer._decoded(data)
+    if type(original) is not type(value):
+        return
+    if type(original) is dict or type(original) is set:
+        original.clear()
+        original.update(value)
+    else:
+        original[:] = value
+
+
+def _not_dumpable() -> None:
+    """Keep processes of the same uid out of this one's /proc entries and from attaching to it."""
+    try:
+        import ctypes  # loaded by the sandbox's worker already: no import cost
+
+        ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE, 0
+    except Exception:
+        pass  # changing uid at start-up made the process non-dumpable where the sandbox does that
 
 
 def main() -> None:
-    """Read the payload, test the solution, write the report, exit."""
-    import signal
-
-    # Bind what is used after the solution runs: it may patch modules and builtins, not these locals.
-    write, exit_now, set_timer, timer = os.write, os._exit, signal.setitimer, signal.ITIMER_REAL
-    real_builtins = builtins.__dict__
-    pristine = dict(real_builtins)
-    checks = _strict_checks(dict(pristine))
-    clear_builtins, update_builtins = real_builtins.clear, real_builtins.update
-    text_of, describe, solution_line = _text, _describe, _solution_line
-    compile_, exec_, repr_, str_, type_, dict_, list_ = compile, exec, repr, str, type, dict, list
-    module_type, modules = types.ModuleType, sys.modules
-    timeout_type, marker = StepTimeout, RESULT_MARKER
-    allowed_thread: list[int | None] = [None]
-    line_tools = (
-        BaseException.__dict__["__traceback__"].__get__,
-        str.__eq__,
-        SOLUTION_FILE,
-        allowed_thread,
-        _thread.get_ident(),
-    )
+    """Start the solution's process, read the task, test the solution, write the report, exit."""
+    _not_dumpable()
+    here = os.getcwd()
+    sys.path[:] = [entry for entry in sys.path if entry and os.path.abspath(entry) != here]
+    peer = _Peer(-1, -1, _JUDGE_OPERATIONS, Remote, judge=True)
+    start_error = None
+    try:
+        peer.pid, peer.read_fd, peer.write_fd = _start_solution_process()
+    except OSError as error:
+        start_error = f"cannot start the solution's process ({error}); it needs Limits.processes >= 2"
     report_fd = os.dup(1)
-
     payload = json.loads(sys.stdin.read())
     nonce: str = payload.pop("nonce")
     limit = int(payload["error_chars"])
-
-    def plain(value: object) -> str:
-        """``value`` if it is an exact ``str``: nothing else reaches the report's ``repr``."""
-        return value if type_(value) is str_ else "<not text>"  # type: ignore[return-value]
-
-    def new_module(name: str, builtins_: object, register: bool) -> dict[str, Any]:
-        module = module_type(name)
-        module.__dict__["__builtins__"] = builtins_
-        if register:
-            modules[name] = module
-        return module.__dict__
-
-    def evaluate() -> dict[str, Any]:
-        step_limit = float(payload["step_time_limit_s"])
-        entry_point = str_(payload["entry_point"])
-        setup = _pinned(compile_(payload["test_setup"], "<test setup>", "exec"), checks)
-        steps = [
-            (_pinned(compile_(code, "<test>", "exec"), checks), bool(counted))
-            for code, counted in payload["steps"]
-        ]
-        counted = sum(1 for _, is_test in steps if is_test)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)  # what the tests print is not the report
+    os.close(devnull)
+    report: dict[str, Any]
+    if start_error is not None:
+        report = {"stage": "harness", "error": start_error}
+    else:
         try:
-            solution = compile_(payload.pop("solution"), SOLUTION_FILE, "exec")
-        except (SyntaxError, ValueError, OverflowError, MemoryError, RecursionError) as exc:
-            return _syntax_report(exc, limit)
-        payload.clear()
+            report = _evaluate(payload, peer, limit)
+        except BaseException as error:
+            report = {"stage": "harness", "error": _describe(error, limit)}
+    os.write(report_fd, f"\n{RESULT_MARKER} {nonce} {report!r}\n".encode("utf-8", "replace"))
+    os._exit(0)  # the solution's process ends with us (we are pid 1 of the execution)
 
-        def run(code: Any, namespace: dict[str, Any]) -> tuple[bool, str, bool, int | None]:
-            """Run ``code`` under the step alarm: (failed, error, timed out, line in the solution).
 
-            Whether it failed comes from control flow alone, never from a value the solution made.
-            """
-            failed, timed_out, error, line = False, False, "", None
-            caught: BaseException | None = None
+def _evaluate(payload: dict[str, Any], peer: _Peer, limit: int) -> dict[str, Any]:
+    step_limit = float(payload["step_time_limit_s"])
+    entry_point = str(payload["entry_point"])
+    signal.signal(signal.SIGALRM, _on_alarm)
+    # The solution loads in its process while the tests compile in this one.
+    with contextlib.suppress(SolutionGone):  # then the answer below says so
+        peer.send_request("load", 0, [payload.pop("solution")])
+    setup = compile(payload["test_setup"], "<test setup>", "exec")
+    steps = [(compile(code, "<test>", "exec"), bool(counted)) for code, counted in payload["steps"]]
+    counted = sum(1 for _, is_test in steps if is_test)
+
+    def run(action: Any) -> tuple[bool, str, bool, int | None]:
+        """Run ``action`` under the step alarm: (failed, error, timed out, line in the solution)."""
+        try:
             try:
-                try:
-                    set_timer(timer, step_limit)
-                    exec_(code, namespace)
-                finally:
-                    set_timer(timer, 0)
-            except timeout_type:
-                failed = timed_out = True
-            except BaseException as exc:
-                failed, caught = True, exc
-            if caught is not None:
-                try:
-                    try:
-                        set_timer(timer, step_limit)  # its __str__ is the solution's code too
-                        error = plain(describe(caught, limit))
-                    finally:
-                        set_timer(timer, 0)
-                    line = solution_line(caught, line_tools)
-                except BaseException:
-                    error = error or "<unprintable error>"
-            if timed_out:
-                error = f"TimeoutError: took longer than {step_limit:g} s"
-            clear_builtins()
-            update_builtins(pristine)
-            return failed, error, timed_out, line if type_(line) is int else None
+                signal.setitimer(signal.ITIMER_REAL, step_limit)
+                action()
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+        except StepTimeout:
+            peer.end("a test ran out of time")
+            return True, f"TimeoutError: took longer than {step_limit:g} s", True, None
+        except BaseException as error:
+            line = getattr(error, "solution_line", None)
+            return True, _describe(error, limit), False, line if type(line) is int else None
+        return False, "", False, None
 
-        signal.signal(signal.SIGALRM, _on_alarm)
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, 1)
-        os.dup2(devnull, 2)
-        os.close(devnull)
-        sys.addaudithook(_make_guard(allowed_thread))
+    answers: list[list[Any]] = []
+    failed, error, timed_out, line = run(lambda: answers.append(peer.answer()))
+    if failed:
+        return {"stage": "load", "error": error, "line": line, "timed_out": timed_out}
+    answer = answers[0]
+    if answer[0] == "syntax" and len(answer) == 5:
+        line, column, message, text = answer[1:]
+        return {
+            "stage": "syntax",
+            "line": line if type(line) is int else None,
+            "column": column if type(column) is int else None,
+            "message": _text(message, limit),
+            "text": _text(text, limit) if type(text) is str else None,
+        }
+    if answer[0] == "raise" and len(answer) == 5:
+        raised = peer.exception(answer[1:])
+        line = getattr(raised, "solution_line", None)
+        return {"stage": "load", "error": _describe(raised, limit), "line": line, "timed_out": False}
+    if answer[0] != "ok" or len(answer) != 3 or type(answer[1]) is not list:
+        peer.end("the solution's process broke the protocol")
+        return {"stage": "load", "error": f"SolutionGone: {peer.gone}", "line": None, "timed_out": False}
 
-        # The solution's module is registered, as dataclasses and pickle look classes' modules up in
-        # sys.modules; the tests' module is not, so that the solution cannot find it there.
-        namespace = new_module("solution", builtins, True)
-        failed, error, timed_out, line = run(solution, namespace)
-        if failed:
-            return {"stage": "load", "error": error, "line": line, "timed_out": timed_out}
-        if entry_point not in namespace:
-            missing = f"NameError: the code does not define {entry_point!r}"
-            return {"stage": "tests", "results": [[False, missing, False, None]] * counted}
+    names: dict[str, Any] = {}
+    failed, error, _, _ = run(lambda: names.update(_names(peer, answer[1])))
+    if failed:
+        return {"stage": "load", "error": error, "line": None, "timed_out": False}
+    if entry_point not in names:
+        missing = f"NameError: the code does not define {entry_point!r}"
+        return {"stage": "tests", "results": [[False, missing, False, None]] * counted}
 
-        tests = new_module("solution_tests", dict_(pristine), False)
-        for name, value in list_(namespace.items()):
-            if type_(name) is not str_ or name.startswith("__"):
-                continue  # a str subclass key would run the solution's code on every lookup
-            if name not in pristine or name == entry_point:
-                tests[name] = value
-        tests["candidate"] = namespace[entry_point]
+    tests: dict[str, Any] = {"__name__": "solution_tests", "__builtins__": builtins}
+    for name, value in names.items():
+        if name not in vars(builtins) or name == entry_point:  # the tests keep their builtins
+            tests[name] = value
+    tests["candidate"] = names[entry_point]
 
-        # After a set-up step fails or any step runs out of time, the remaining tests are not run;
-        # they fail, and the first of them carries a set-up step's timeout so that it is not lost.
-        results: list[list[Any]] = []
-        skip_reason: str | None = None
-        failed, error, timed_out, _ = run(setup, tests)
-        if failed:
-            skip_reason = f"not run: the test set-up failed: {error}"
-        for code, is_test in steps:
-            if skip_reason is not None:
-                if is_test:
-                    results.append([False, plain(text_of(skip_reason, limit)), timed_out, None])
-                    timed_out = False
-                continue
-            failed, error, timed_out, line = run(code, tests)
+    # After a set-up step fails or any step runs out of time, the remaining tests are not run;
+    # they fail, and the first of them carries a set-up step's timeout so that it is not lost.
+    results: list[list[Any]] = []
+    skip_reason: str | None = None
+    failed, error, timed_out, _ = run(lambda: exec(setup, tests))
+    if failed:
+        skip_reason = f"not run: the test set-up failed: {error}"
+    for code, is_test in steps:
+        if skip_reason is None and peer.gone is not None:
+            skip_reason = f"not run: the solution's process ended: {peer.gone}"
+        if skip_reason is not None:
             if is_test:
-                results.append([not failed, error if failed else None, timed_out, line])
-                if timed_out:
-                    skip_reason, timed_out = "not run: an earlier test ran out of time", False
-            elif failed:
-                skip_reason = f"not run: a set-up statement before it failed: {error}"
-        return {"stage": "tests", "results": results}
+                results.append([False, _text(skip_reason, limit), timed_out, None])
+                timed_out = False
+            continue
+        failed, error, timed_out, line = run(lambda code=code: exec(code, tests))
+        if is_test:
+            results.append([not failed, error if failed else None, timed_out, line])
+            if timed_out:
+                skip_reason, timed_out = "not run: an earlier test ran out of time", False
+        elif failed:
+            skip_reason = f"not run: a set-up statement before it failed: {error}"
+    return {"stage": "tests", "results": results}
 
-    try:
-        report = evaluate()
-    except BaseException as exc:
-        report = {"stage": "harness", "error": plain(describe(exc, limit))}
-    write(report_fd, f"\n{marker} {nonce} {repr_(report)}\n".encode("utf-8", "replace"))
-    # Leave now: threads the solution started and its atexit hooks have nothing more to add.
-    exit_now(0)
+
+def _names(peer: _Peer, entries: list[Any]) -> dict[str, Any]:
+    """The solution's top-level names and their values (or stand-ins)."""
+    names = {}
+    for entry in entries:
+        if type(entry) is list and len(entry) == 2 and type(entry[0]) is str:
+            names[entry[0]] = peer._decoded(entry[1])
+    return names
 
 
 if __name__ == "__main__":

@@ -32,14 +32,16 @@ class CodeEnv(TextEnv):
     taken from its last ```python fenced block (the last one defining the entry point, when several
     do), or the whole reply when it has no fence. A reply that defines the entry point replaces the
     prompt's definition; otherwise it is taken as the body that completes the prompt. The code and
-    the task's tests run in the sandbox, in one separate process per reply, never in this one: each
-    test separately, with its own time limit, so that a pass fraction exists. The result comes back
-    on a line authenticated by a fresh random nonce, so a program that prints a fake summary gains
-    nothing (see ``mrlm.envs.code._harness`` for that defence and its limits). The tests' comparisons,
-    asserted values and arithmetic are strict: an object that claims to equal anything, to be true,
-    or to differ from the answer by zero, or a lying subclass of ``str``/``int``/``list``, passes no
-    test that expects a built-in value, while ``2.0`` still passes for ``2`` and a ``defaultdict`` for
-    a ``dict`` (see ``mrlm.envs.code.strict``).
+    the task's tests run in the sandbox, in one separate execution per reply, never in this process:
+    each test separately, with its own time limit, so that a pass fraction exists. Inside that
+    execution the tests and the reply's code run in two processes that exchange only plain values
+    (numbers, strings, lists, dicts, ...; other objects stay with the code as handles): the reward
+    depends only on what the code computes. It cannot read the tests (they are not in its process,
+    its files or its inputs), reach the process that runs them or write the result, and an object
+    that claims to equal anything, to be true, or to differ from the answer by zero passes no test
+    that expects a value, while ``2.0`` still passes for ``2``, a ``defaultdict`` for a ``dict`` and
+    a namedtuple for a tuple (see ``mrlm.envs.code._harness``). The sandbox shows the code the
+    interpreter and its standard library, not the project's files or the task data.
 
     ## Action Space
     ``TextSpace``: any ``str`` (the model's reply), at most ``max_action_length`` characters (65536);

@@ -1,10 +1,11 @@
 """Test a program against a task in one sandbox execution and judge what happened.
 
-The sandbox runs :mod:`mrlm.envs.code._harness` with the program and the tests on its stdin; the
-harness answers with one result line authenticated by a fresh random nonce (see its docstring for
-the defences against a program that forges results). The tests' comparisons, asserted values and
-arithmetic go through the harness's strict checks (:mod:`mrlm.envs.code.strict`), so that objects
-that claim to equal anything gain nothing. Nothing of the program runs in this process.
+The sandbox runs :mod:`mrlm.envs.code._harness` with the program and the tests on its stdin. The
+harness is two processes: the judge runs the tests and writes the report, and the program runs in a
+process of its own, forked before the judge reads the tests, that exchanges only plain values with
+the judge (see the harness's docstring). So the verdict depends only on what the program computes:
+it cannot read the tests, reach the judge or write the report, and an object that claims to equal
+anything stays on its side. Nothing of the program runs in this process either.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from typing import Any, Literal
 from mrlm.envs.code._harness import RESULT_MARKER
 from mrlm.envs.code.asserts import explained
 from mrlm.envs.code.program import Program
-from mrlm.envs.code.strict import strict_code
 from mrlm.envs.code.tasks import CodeTask
 from mrlm.envs.sandbox import ExecutionResult, Limits, Sandbox, Status
 
@@ -116,11 +116,8 @@ def judge(
         "nonce": nonce,
         "solution": program.source,
         "entry_point": task.entry_point,
-        "test_setup": strict_code(task.test_setup),
-        "steps": [
-            [strict_code(explained(step.code) if step.counted else step.code), step.counted]
-            for step in task.steps
-        ],
+        "test_setup": task.test_setup,
+        "steps": [[explained(step.code) if step.counted else step.code, step.counted] for step in task.steps],
         "step_time_limit_s": step_time_limit_s,
         "error_chars": error_chars,
     }

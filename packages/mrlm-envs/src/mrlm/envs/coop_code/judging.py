@@ -1,7 +1,7 @@
 """Test the team's program in the sandbox and score it from its components.
 
 The program runs in the sandbox through the harness of ``mrlm/Code-v0`` (one execution, each test
-separately, results authenticated by a nonce); nothing of it runs in this process. Two cases are
+separately, in a process apart from the one that runs the tests); nothing of it runs in this process. Two cases are
 settled without running it: a program that does not parse (a syntax error) and one that never binds
 the entry point (every test fails with a NameError).
 """

@@ -1,0 +1,123 @@
+"""Steps per second of ``mrlm/Code-v0`` played one episode at a time through ``gymnasium.make``,
+against a fresh ``python`` subprocess per reply running the same tests unsandboxed. Prints JSON.
+
+Each episode resets a built-in problem by seed and answers with that problem's reference solution
+(plus a comment that makes every reply's text unique, as sampled replies are), so every step runs
+the whole test suite of its problem in the sandbox. The baseline writes the reference solution and
+the same tests to one file and runs ``python -c``-style in a new interpreter, which is what testing
+a reply costs without a sandbox. Both run in one process, alternating in rounds, so that whatever
+else the machine is doing weighs on both alike.
+
+Run: ``uv run python benchmarks/code_env_throughput.py --steps 600 --rounds 3``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+
+import gymnasium
+
+import mrlm.envs  # noqa: F401  (registers the ids)
+from mrlm.envs.code.problems import builtin_tasks
+
+
+def replies() -> list[tuple[int, str]]:
+    """(seed, reply) for every built-in problem, the reply being its reference solution."""
+    tasks = builtin_tasks()
+    chosen = []
+    env = gymnasium.make("mrlm/Code-v0")
+    for seed in range(len(tasks) * 4):
+        _, info = env.reset(seed=seed)
+        task = next(task for task in tasks if task.task_id == info["task_id"])
+        if task.canonical_solution is not None:
+            chosen.append((seed, task.canonical_solution))
+        if len(chosen) == len(tasks):
+            break
+    env.close()
+    return chosen
+
+
+def sandboxed(pairs: list[tuple[int, str]], steps: int, counter: list[int]) -> tuple[float, int]:
+    """Seconds for ``steps`` single-step episodes, and how many scored full reward."""
+    env = gymnasium.make("mrlm/Code-v0")
+    solved = 0
+    start = time.perf_counter()
+    for _ in range(steps):
+        seed, solution = pairs[counter[0] % len(pairs)]
+        counter[0] += 1
+        env.reset(seed=seed)
+        reply = f"```python\n# reply {counter[0]}\n{solution}\n```"
+        _, reward, _, _, _ = env.step(reply)
+        solved += reward == 1.0
+    elapsed = time.perf_counter() - start
+    env.close()
+    return elapsed, solved
+
+
+def fresh_python(pairs: list[tuple[int, str]], steps: int, counter: list[int]) -> tuple[float, int]:
+    """Seconds for ``steps`` runs of the same tests in a new interpreter each, and how many passed."""
+    tasks = {task.canonical_solution: task for task in builtin_tasks()}
+    passed = 0
+    start = time.perf_counter()
+    for _ in range(steps):
+        _, solution = pairs[counter[0] % len(pairs)]
+        counter[0] += 1
+        task = tasks[solution]
+        program = "\n".join(
+            [f"# run {counter[0]}", solution, task.test_setup, *(step.code for step in task.steps)]
+        )
+        done = subprocess.run([sys.executable, "-I", "-S", "-c", program], capture_output=True, check=False)
+        passed += done.returncode == 0
+    return time.perf_counter() - start, passed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--steps", type=int, default=600, help="episodes per round for the sandboxed env")
+    parser.add_argument("--baseline-steps", type=int, default=100, help="runs per round for fresh python")
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    pairs = replies()
+    counter = [0]
+    sandboxed(pairs, 30, counter)  # warm-up: workers, caches
+    env_rates, base_rates, env_solved, base_passed = [], [], 0, 0
+    for _ in range(args.rounds):
+        seconds, solved = sandboxed(pairs, args.steps, counter)
+        env_rates.append(args.steps / seconds)
+        env_solved += solved
+        seconds, passed = fresh_python(pairs, args.baseline_steps, counter)
+        base_rates.append(args.baseline_steps / seconds)
+        base_passed += passed
+    env_rate, base_rate = statistics.median(env_rates), statistics.median(base_rates)
+    result = {
+        "benchmark": "code_env_steps",
+        "python": platform.python_version(),
+        "cpus": os.cpu_count(),
+        "loadavg": [round(value, 2) for value in os.getloadavg()],
+        "problems": len(pairs),
+        "code_env": {
+            "steps_per_round": args.steps,
+            "steps_per_s_median": round(env_rate, 1),
+            "steps_per_s_rounds": [round(rate, 1) for rate in env_rates],
+            "full_reward_share": round(env_solved / (args.steps * args.rounds), 4),
+        },
+        "fresh_python": {
+            "runs_per_round": args.baseline_steps,
+            "runs_per_s_median": round(base_rate, 1),
+            "runs_per_s_rounds": [round(rate, 1) for rate in base_rates],
+            "passed_share": round(base_passed / (args.baseline_steps * args.rounds), 4),
+        },
+        "speedup": round(env_rate / base_rate, 2),
+    }
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()
