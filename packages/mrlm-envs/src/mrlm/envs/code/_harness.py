@@ -569,8 +569,8 @@ class _Peer:
         args = [self.decode(item) for item in raw_args]
         if operation == "call":
             kwargs = {key: self.decode(value) for key, value in raw_kwargs.items()}
-            mutable = [] if self.judge else [*enumerate(args), *kwargs.items()]
-            mutable = [(key, arg, self._snapshot(arg)) for key, arg in mutable if type(arg) in _MUTABLE]
+            passed: list[tuple[Any, Any]] = [] if self.judge else [*enumerate(args), *kwargs.items()]
+            mutable = [(key, arg, self._snapshot(arg)) for key, arg in passed if type(arg) in _MUTABLE]
             try:
                 result = target(*args, **kwargs)
             finally:
