@@ -207,15 +207,17 @@ def test_yaml_config_fills_the_dataclasses_and_names_bad_keys(tmp_path: Path) ->
         load_config(GRPOConfig, bad)
 
 
-def test_cli_flags_override_the_config_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cli_flags_override_the_config_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     seen: list[GRPOConfig] = []
     monkeypatch.setattr("mrlm.train.cli.COMMANDS", _capturing_commands(seen))
     config_file = tmp_path / "run.yaml"
     config_file.write_text("group_size: 4\nprompts_per_step: 3\nmicro_batch_size: 4\n")
     assert main(["grpo", "--config", str(config_file), "--prompts-per-step", "2"]) == 0
     assert (seen[0].group_size, seen[0].prompts_per_step) == (4, 2)
-    with pytest.raises(SystemExit, match="does not exist"):
-        main(["grpo", "--config", str(tmp_path / "missing.yaml")])
+    assert main(["grpo", "--config", str(tmp_path / "missing.yaml")]) == 1
+    assert "ConfigError: config file" in capsys.readouterr().err
 
 
 def _capturing_commands(seen: list[GRPOConfig]) -> tuple[object, ...]:

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-from mrlm.train.loop import CheckpointError, TrainingSession, latest_checkpoint
+from mrlm.train.loop import CheckpointError, TrainingSession, latest_checkpoint, manifest
 from mrlm.train.loop.rng import capture_rng_state
 from tests.train.loop.helpers import fixed_batch, lm_step, parameters_of, session_for
 
@@ -193,6 +193,8 @@ def test_missing_path_is_named(tmp_path: Path, tokenizer) -> None:
 def test_broken_checkpoint_is_a_clear_error(tmp_path: Path, tokenizer, damage: Any, message: str) -> None:
     path = _saved_run(tmp_path, tokenizer)
     damage(path)
+    # Resealed, as if saved broken: the damage passes verification and reaches the loaders' checks.
+    manifest.seal(path, 0, 1)
     with pytest.raises(CheckpointError, match=message) as info:
         _restore(tmp_path, tokenizer, str(path))
     assert str(path) in str(info.value)

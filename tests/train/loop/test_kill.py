@@ -54,6 +54,7 @@ def test_killed_while_saving_keeps_the_previous_checkpoint(tmp_path: Path) -> No
     checkpoints = out / "checkpoints"
     partial = checkpoints / ".tmp-step-000002"
     assert (partial / "state" / ".metadata").is_file() and not (partial / "meta.json").exists()
+    assert not (partial / "manifest.json").exists()
     assert latest_checkpoint(out) == checkpoints / "step-000001"
 
     # A new run resumes from step 1, cleans up the partial save, and continues exactly.

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -183,6 +184,25 @@ def test_fsdp_checkpoint_resumes_exactly(tmp_path: Path, fsdp_run: tuple[list[di
         for mine, theirs in zip(got, expected, strict=True):
             assert math.isclose(mine["loss"], theirs["loss"], rel_tol=0, abs_tol=1e-6), (mine, theirs)
             assert math.isclose(mine["local_loss"], theirs["local_loss"], rel_tol=0, abs_tol=1e-6)
+
+
+def test_fsdp_resume_of_a_changed_checkpoint_is_refused(
+    tmp_path: Path, fsdp_run: tuple[list[dict[str, Any]], Path]
+) -> None:
+    # The processes split the hashing; whichever finds the change, every one stops, none loads.
+    _, run = fsdp_run
+    checkpoint = tmp_path / "step-000002"
+    shutil.copytree(run / "checkpoints" / "step-000002", checkpoint)
+    shard = checkpoint / "state" / "__1_0.distcp"
+    data = bytearray(shard.read_bytes())
+    data[-1] ^= 0xFF
+    shard.write_bytes(bytes(data))
+    result = _launch(
+        _torchrun(), tmp_path, "--strategy", "fsdp", "--steps", str(STEPS), "--resume", str(checkpoint)
+    )
+    assert result.returncode != 0
+    assert "state/__1_0.distcp does not match manifest.json (SHA-256 differs)" in result.stderr
+    assert not (tmp_path / "reports").exists()
 
 
 def test_accelerate_fsdp_plugin_is_refused(tmp_path: Path) -> None:

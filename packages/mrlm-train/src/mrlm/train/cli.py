@@ -10,12 +10,16 @@ import tyro
 from mrlm.envs.registry import EnvArgumentError, UnknownEnvError
 from mrlm.train.commands import COMMANDS
 from mrlm.train.config_io import ConfigError, load_config
-from mrlm.train.loop.errors import CheckpointError, DistributedSetupError, NonFiniteError
+from mrlm.train.generation.memory import GenerationMemoryError
+from mrlm.train.loop.errors import CheckpointError, DistributedSetupError, NonFiniteError, OutputDirError
+from mrlm.train.policy import ModelNotFoundError
+from mrlm.train.rollout.errors import EnvOutputError, RewardOverflowError
 
 PROG = "mrlm-train"
 #: Errors a run stops on whose message says what went wrong and where (a NaN loss and the last good
-#: checkpoint, an unknown env id, a missing model path, contradicting settings); anything else is a
-#: bug and keeps its traceback.
+#: checkpoint, a checkpoint that fails verification, an unknown env id, a model path that holds no
+#: model, an output directory that is a file, a max_new_tokens too large to allocate, a reward that
+#: is no number, contradicting settings); anything else is a bug and keeps its traceback.
 RUN_ERRORS: tuple[type[BaseException], ...] = (
     NonFiniteError,
     CheckpointError,
@@ -24,6 +28,11 @@ RUN_ERRORS: tuple[type[BaseException], ...] = (
     UnknownEnvError,
     EnvArgumentError,
     FileNotFoundError,
+    ModelNotFoundError,
+    OutputDirError,
+    GenerationMemoryError,
+    EnvOutputError,
+    RewardOverflowError,
 )
 DESCRIPTION = "Train LLM agents with reinforcement learning on MRLM environments."
 
@@ -31,12 +40,17 @@ DESCRIPTION = "Train LLM agents with reinforcement learning on MRLM environments
 def main(argv: list[str] | None = None) -> int:
     """Parse ``argv`` (default: ``sys.argv[1:]``), run the chosen subcommand, return its status.
 
-    ``--help`` and usage errors exit through ``SystemExit`` as argparse does (status 0 and 2).
+    ``--help`` and usage errors exit through ``SystemExit`` as argparse does (status 0 and 2). A
+    ``--config`` file that does not fit and the errors of ``RUN_ERRORS`` print one line on stderr,
+    ``mrlm-train <command>: <ErrorType>: <message>``, and return 1.
     """
     # A Union of annotated dataclasses is tyro's subcommand form: it parses into an instance of
     # exactly one of them, which identifies the command to run.
     argv = list(sys.argv[1:] if argv is None else argv)
-    argv, defaults = _config_defaults(argv)
+    try:
+        argv, defaults = _config_defaults(argv)
+    except ConfigError as error:
+        return _report(error.command, error)
     choices = tuple(
         Annotated[command.args, tyro.conf.subcommand(command.name, default=defaults.get(command.name))]
         if command.name in defaults
@@ -58,10 +72,15 @@ def main(argv: list[str] | None = None) -> int:
             try:
                 return command.run(args)
             except RUN_ERRORS as error:
-                # Errors that carry their own explanation: one line, no traceback.
-                print(f"{PROG} {command.name}: {type(error).__name__}: {error}", file=sys.stderr)
-                return 1
+                return _report(command.name, error)
     raise AssertionError(f"no command for parsed arguments {args!r}")
+
+
+def _report(command: str, error: BaseException) -> int:
+    """Print an error that carries its own explanation as one line, without traceback; return 1."""
+    message = " ".join(str(error).split())  # one line even when a message quotes a multi-line cause
+    print(f"{PROG} {command}: {type(error).__name__}: {message}", file=sys.stderr)
+    return 1
 
 
 def _config_defaults(argv: list[str]) -> tuple[list[str], dict[str, Any]]:
@@ -93,7 +112,8 @@ def _config_defaults(argv: list[str]) -> tuple[list[str], dict[str, Any]]:
     try:
         return rest, {command.name: load_config(command.args, path)}
     except ConfigError as error:
-        raise SystemExit(f"{PROG}: {error}") from None
+        error.command = command.name
+        raise
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ name the key's path and the closest field, so a typo never passes silently.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import difflib
 import json
@@ -18,9 +19,15 @@ import yaml
 
 T = TypeVar("T")
 
+# Field types whose YAML values are checked and converted (a wrong one would fail much later).
+_SCALARS = (bool, int, float)
+
 
 class ConfigError(ValueError):
     """A config file that cannot fill the config dataclass; the message names the key path."""
+
+    command: str = ""
+    """The subcommand the file was given to, when the command line knows it."""
 
 
 def load_config(cls: type[T], path: str | Path) -> T:
@@ -69,7 +76,41 @@ def _convert(hint: Any, value: Any, where: str) -> Any:
     if hint is str and isinstance(value, dict):
         return json.dumps(value)  # JSON-object string fields (env_kwargs) may be written as mappings
     if origin in (typing.Union, types.UnionType):
-        for option in typing.get_args(hint):
+        options = typing.get_args(hint)
+        for option in options:
             if dataclasses.is_dataclass(option) and isinstance(value, dict):
                 return _convert(option, value, where)
+        scalars = [option for option in options if option in _SCALARS]
+        if value is not None and len(scalars) == 1 and len(options) == 2 and type(None) in options:
+            return _scalar(scalars[0], value, where)  # int | None and the like
+    if hint in _SCALARS:
+        return _scalar(hint, value, where)
     return value
+
+
+def _scalar(hint: type, value: Any, where: str) -> Any:
+    """``value`` as a ``bool``, ``int`` or ``float`` field takes it, or a ConfigError naming both.
+
+    A number written as a string is accepted: YAML reads ``1e-5`` (no dot) as the string "1e-5".
+    ``True`` is never a number here, although Python's bool is an int.
+    """
+    if hint is bool:
+        if isinstance(value, bool):
+            return value
+        raise ConfigError(f"{where}: expected true or false, got {value!r}")
+    if not isinstance(value, bool):
+        if hint is float:
+            if isinstance(value, (int, float)):
+                return float(value)
+            if isinstance(value, str):
+                with contextlib.suppress(ValueError):
+                    return float(value)
+        elif isinstance(value, int):
+            return value
+        elif isinstance(value, float) and value.is_integer():
+            return int(value)
+        elif isinstance(value, str):
+            with contextlib.suppress(ValueError):
+                return int(value)
+    kind = "a number" if hint is float else "an integer"
+    raise ConfigError(f"{where}: expected {kind}, got {value!r}")

@@ -7,7 +7,8 @@
   saved tiny model (``mrlm-train tiny-model --output DIR``) give its directory; a local directory
   literally named ``tiny`` is ``./tiny``.
 * a path that exists loads from disk; a name that looks like a path but does not exist raises
-  :class:`FileNotFoundError` naming it (a typo never turns into a Hub download attempt);
+  :class:`FileNotFoundError` naming it (a typo never turns into a Hub download attempt), and a path
+  that is a file or a directory without ``config.json`` raises :class:`ModelNotFoundError`;
 * anything else is a Hub id (``org/name``); when it is neither cached nor reachable the error says
   so (:class:`ModelNotFoundError`).
 
@@ -38,7 +39,11 @@ _TORCH_DTYPES: dict[str, torch.dtype] = {
 
 
 class ModelNotFoundError(OSError):
-    """A model name that is neither a local directory nor available from the Hugging Face Hub."""
+    """A model name that names no model: not a model directory here, nor available from the Hugging Face Hub."""
+
+
+# A directory holding one of these is a model (peft adapters have only the second).
+_MODEL_CONFIGS = ("config.json", "adapter_config.json")
 
 
 @dataclass
@@ -77,7 +82,8 @@ def load_policy(config: ModelConfig) -> tuple[Any, Any]:
 
     Raises:
         FileNotFoundError: a local-looking path that does not exist.
-        ModelNotFoundError: a Hub id that is not cached and cannot be downloaded.
+        ModelNotFoundError: a local path that is not a model directory, or a Hub id that is not
+            cached and cannot be downloaded.
         ImportError: ``lora_r > 0`` without peft installed.
     """
     if config.name_or_path == TINY:
@@ -110,10 +116,26 @@ def _resolve(name: str) -> str:
     """The local directory for ``name`` if there is one, else ``name`` as a Hub id."""
     path = Path(name).expanduser()
     if path.exists():
+        _check_model_dir(path)
         return str(path)
     if looks_local(name):
         raise FileNotFoundError(f"model path {name!r} does not exist (resolved to {path.resolve()})")
     return name
+
+
+def _check_model_dir(path: Path) -> None:
+    """Refuse a local path that cannot be a ``save_pretrained`` directory, before transformers
+    reads it (a file is parsed as a JSON config; an empty directory fails on the tokenizer)."""
+    if not path.is_dir():
+        raise ModelNotFoundError(
+            f"model path {str(path)!r} is a file; give the directory save_pretrained wrote (with config.json)"
+        )
+    if not any((path / name).is_file() for name in _MODEL_CONFIGS):
+        content = "is empty" if not any(path.iterdir()) else "has no config.json"
+        raise ModelNotFoundError(
+            f"model directory {str(path)!r} {content}; give the directory save_pretrained wrote "
+            "(with config.json)"
+        )
 
 
 def _from_pretrained_tokenizer(source: str) -> Any:

@@ -32,12 +32,13 @@ import torch
 from mrlm.train.generation import HFGenerator, SamplingParams
 from mrlm.train.generation.logprobs import token_logprobs
 from mrlm.train.loop import DistributedConfig, OptimConfig, RunConfig, TrainingSession
+from mrlm.train.loop.output_dir import check_output_dir
 from mrlm.train.ops.advantages import group_relative_advantages, groups_with_signal
 from mrlm.train.ops.kl import kl_k3
 from mrlm.train.ops.policy_loss import aggregate, clipped_surrogate, importance_ratio
 from mrlm.train.policy import ModelConfig, load_policy
 from mrlm.train.rollout import RolloutEngine, Trajectory
-from mrlm.train.rollout.batch import RolloutBatch, collate
+from mrlm.train.rollout.batch import RolloutBatch, collate, reward_tensor
 
 
 @dataclass
@@ -210,7 +211,7 @@ def collect_batch(
     for _ in range(config.max_sampling_rounds if config.dynamic_sampling else 1):
         needed = config.prompts_per_step - len(kept) // config.group_size
         trajectories = engine.collect(seeds.take(needed), config.group_size)
-        rewards = torch.tensor([t.total_reward for t in trajectories], dtype=torch.float32)
+        rewards = reward_tensor(trajectories)
         reward_sum += float(rewards.sum())
         useful = groups_with_signal(rewards, config.group_size)
         sampled += len(useful)
@@ -228,6 +229,7 @@ def collect_batch(
 
 def train(config: GRPOConfig) -> Path:
     """Run GRPO as configured; return the directory of the final model (``save_pretrained`` format)."""
+    check_output_dir(config.run.output_dir)  # before the model loads, which may take minutes
     model, tokenizer = load_policy(config.model)
     ref_model = None
     if config.kl_coef > 0:

@@ -32,6 +32,7 @@ import numpy as np
 import torch
 
 from mrlm.train.loop import DistributedConfig, OptimConfig, RunConfig, TrainingSession
+from mrlm.train.loop.output_dir import check_output_dir
 from mrlm.train.policy import ModelConfig, load_policy
 from mrlm.train.sft import (
     PackedAttention,
@@ -170,6 +171,7 @@ def steps_for(config: SFTConfig, num_examples: int) -> int:
 
 def train(config: SFTConfig) -> Path:
     """Run SFT as configured; return the directory of the final model (``save_pretrained`` format)."""
+    check_output_dir(config.run.output_dir)  # before the model loads, which may take minutes
     # 1. data
     model, tokenizer = load_policy(config.model)
     examples, report = load_sft_examples(

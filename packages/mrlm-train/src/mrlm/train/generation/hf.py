@@ -19,6 +19,7 @@ import torch
 from mrlm.train.generation.base import Completion, FinishReason, SamplingParams
 from mrlm.train.generation.direct import DirectModel, direct_model_or_reason
 from mrlm.train.generation.logprobs import position_ids_from_mask
+from mrlm.train.generation.memory import check_fits, is_allocation_failure, out_of_memory
 from mrlm.train.generation.sampling import sample_next
 
 
@@ -38,6 +39,8 @@ class HFGenerator:
     ``generation_config.eos_token_id``, as ``model.generate`` would stop.
 
     ``generate`` runs under ``torch.inference_mode`` with the model in eval mode (restored after).
+    A batch that cannot fit in memory raises
+    :class:`~mrlm.train.generation.memory.GenerationMemoryError` naming ``max_new_tokens``.
     The same ``SamplingParams.seed``, prompts and weights give the same completions; with
     ``seed=None`` the noise is seeded from torch's global RNG, so ``torch.manual_seed`` governs it.
     Row ``b`` at step ``t`` always gets the same random number for a given seed, whatever the other
@@ -66,6 +69,8 @@ class HFGenerator:
         stop_ids: tuple[int, ...] = ()
         if not params.ignore_stop:
             stop_ids = self.default_stop_ids if params.stop_token_ids is None else params.stop_token_ids
+        width = max(len(p) for p in prompts)
+        check_fits(self.model, len(prompts), width, params.max_new_tokens, self.device)
         seed = params.seed if params.seed is not None else int(torch.randint(0, 2**62, ()).item())
         rng = torch.Generator(device=self.device)
         rng.manual_seed(seed)
@@ -77,6 +82,10 @@ class HFGenerator:
         try:
             with torch.inference_mode():
                 tokens, logprobs, lengths, stopped = self._sample(prompts, params, stop_ids, rng)
+        except (RuntimeError, MemoryError) as error:
+            if not is_allocation_failure(error):
+                raise
+            raise out_of_memory(error, len(prompts), width, params.max_new_tokens) from error
         finally:
             if was_training:
                 self.model.train()

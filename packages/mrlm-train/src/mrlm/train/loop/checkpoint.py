@@ -7,7 +7,8 @@ done)::
     rank-00000.pt    per process: its python/numpy/torch RNG states and its extra_state
     trainer.pt       step, scheduler (and fp16 loss-scaler) state
     config.yaml      the run's resolved config
-    meta.json        format, step, world size, strategy: written last
+    meta.json        format, step, world size, strategy
+    manifest.json    size and SHA-256 of every other file: written last (see manifest.py)
 
 Why DCP for the model and optimizer, in every strategy: under FSDP each process writes only its
 own shards, in parallel, with no process ever holding the whole model (a gathered full state dict
@@ -20,6 +21,10 @@ Atomicity: everything is written into ``checkpoints/.tmp-step-000123``, flushed 
 then renamed to ``step-000123``. A process killed while saving leaves a ``.tmp-`` directory, which
 is never taken for a checkpoint and is deleted when the next session starts; the previous checkpoints
 stay untouched. Old checkpoints are first renamed to ``.trash-...``, then deleted.
+
+Trust: loading unpickles ``state/.metadata`` (DCP reads it with ``pickle.load``), so a checkpoint
+is trusted input. Resuming first checks every file against ``manifest.json`` and loads nothing from a
+checkpoint with a missing, extra or changed file (see :mod:`mrlm.train.loop.manifest`).
 
 All ranks share ``output_dir`` (a shared filesystem when there are several machines).
 """
@@ -151,7 +156,7 @@ def write_trainer(directory: Path, state: dict[str, Any], config_yaml: str) -> N
 
 
 def write_meta(directory: Path, meta: dict[str, Any]) -> None:
-    """Write meta.json, the last file of a checkpoint (main process)."""
+    """Write meta.json, the last file of a checkpoint before its manifest (main process)."""
     write_text(directory / META, json.dumps({"format": FORMAT_VERSION, **meta}, indent=2) + "\n")
 
 

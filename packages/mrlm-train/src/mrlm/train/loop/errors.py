@@ -25,3 +25,7 @@ class CheckpointError(RuntimeError):
 
 class DistributedSetupError(RuntimeError):
     """The processes are not set up the way the requested strategy needs, so training would be wrong."""
+
+
+class OutputDirError(RuntimeError):
+    """``run.output_dir`` cannot hold a run (it or a parent is a file, or it is not writable)."""

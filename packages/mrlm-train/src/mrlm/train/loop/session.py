@@ -53,6 +53,7 @@ from typing import Any
 import torch
 
 from mrlm.train.loop import checkpoint as ckpt
+from mrlm.train.loop import manifest
 from mrlm.train.loop.config import DistributedConfig, OptimConfig, RunConfig
 from mrlm.train.loop.distributed import (
     all_reduce_mean,
@@ -68,6 +69,7 @@ from mrlm.train.loop.fsio import fsync_tree, remove_tree, replace_text
 from mrlm.train.loop.grads import clip_, first_nonfinite, total_norm
 from mrlm.train.loop.metrics import METRICS_FILE, MetricsLog, to_float
 from mrlm.train.loop.optim import build_optimizer
+from mrlm.train.loop.output_dir import check_output_dir
 from mrlm.train.loop.progress import Progress
 from mrlm.train.loop.rng import capture_rng_state, restore_rng_state, seed_everything
 from mrlm.train.loop.schedule import build_scheduler
@@ -115,6 +117,7 @@ class TrainingSession:
         self._in_no_sync = False
         self._unsynced = False
         self._last_saved_step = -1
+        check_output_dir(self.output_dir)
         trackers = check_trackers(run.report_to)
         self.accelerator: Any = make_accelerator(dist, log_with=trackers, project_dir=str(self.output_dir))
         try:
@@ -446,6 +449,9 @@ class TrainingSession:
                     "time": time.time(),
                 },
             )
+        barrier()
+        manifest.seal(temporary, self.rank, self.world_size)  # the last file: every other one is written
+        if self.is_main_process:
             ckpt.commit(temporary, self.output_dir, self.step)
             ckpt.prune(self.output_dir, self.run.keep_checkpoints)
         barrier()
@@ -471,14 +477,20 @@ class TrainingSession:
         than at saving, model and optimizer are resharded but RNG streams cannot be continued
         (a warning says so) and processes without a saved state get process 0's ``extra_state``.
 
+        The checkpoint is first checked against its manifest (see :mod:`mrlm.train.loop.manifest`):
+        nothing of a checkpoint with a missing, extra or changed file is loaded.
+
         Raises:
-            CheckpointError: the checkpoint is missing, incomplete or unreadable (names its path).
+            CheckpointError: the checkpoint is missing, incomplete, unreadable or fails verification
+                (names its path and the file).
         """
         if self.run.resume is None:
             return None
         path = ckpt.resolve_resume(self.run.resume, self.output_dir)
         if path is None:
             return None
+        # Before anything is read: loading unpickles state/.metadata, which can run any code.
+        manifest.verify(path, self.rank, self.world_size)
         meta = ckpt.read_meta(path)
         ckpt.load_state(path, self.unwrapped_model, self.optimizer, meta)
         trainer = ckpt.load_torch(path / ckpt.TRAINER, path)

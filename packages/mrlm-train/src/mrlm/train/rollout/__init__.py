@@ -8,10 +8,13 @@ chat's tokens incrementally; :func:`collate` pads trajectories into tensors for 
 from mrlm.train.rollout.batch import RolloutBatch, collate
 from mrlm.train.rollout.conversation import Conversation, TemplatePrefixError
 from mrlm.train.rollout.engine import RolloutEngine
+from mrlm.train.rollout.errors import EnvOutputError, RewardOverflowError
 from mrlm.train.rollout.trajectory import Trajectory, load_jsonl, save_jsonl
 
 __all__ = [
     "Conversation",
+    "EnvOutputError",
+    "RewardOverflowError",
     "RolloutBatch",
     "RolloutEngine",
     "TemplatePrefixError",

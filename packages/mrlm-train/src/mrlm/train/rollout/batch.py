@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
 
+from mrlm.train.rollout.errors import RewardOverflowError
 from mrlm.train.rollout.trajectory import Trajectory
+
+_FLOAT32_MAX = torch.finfo(torch.float32).max
 
 
 @dataclass(frozen=True)
@@ -45,7 +49,7 @@ def collate(
         attention_mask[row, :n] = 1
         mask[row, :n] = torch.tensor(trajectory.mask, dtype=torch.float32)
         old_logprobs[row, :n] = torch.tensor(trajectory.logprobs, dtype=torch.float32)
-    rewards = torch.tensor([t.total_reward for t in trajectories], dtype=torch.float32)
+    rewards = reward_tensor(trajectories)
     groups = torch.tensor([t.group for t in trajectories], dtype=torch.long)
     return RolloutBatch(
         input_ids=input_ids.to(device),
@@ -55,3 +59,21 @@ def collate(
         rewards=rewards.to(device),
         groups=groups.to(device),
     )
+
+
+def reward_tensor(trajectories: Sequence[Trajectory]) -> torch.Tensor:
+    """``[B]`` float32: each trajectory's total reward.
+
+    Raises:
+        RewardOverflowError: a finite total reward beyond float32's range, which would silently
+            become infinite (NaN and infinite rewards pass through: the trainer names them as such).
+    """
+    for trajectory in trajectories:
+        total = trajectory.total_reward
+        if math.isfinite(total) and abs(total) > _FLOAT32_MAX:
+            raise RewardOverflowError(
+                f"env {trajectory.env_id!r} paid a total reward of {total:g} (seed {trajectory.seed}), "
+                f"which overflows float32 (largest finite value {_FLOAT32_MAX:g}), the precision "
+                "rewards are trained in; scale the env's rewards down"
+            )
+    return torch.tensor([t.total_reward for t in trajectories], dtype=torch.float32)

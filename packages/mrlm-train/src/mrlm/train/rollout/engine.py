@@ -17,6 +17,7 @@ import numpy as np
 
 from mrlm.train.generation.base import Completion, Generator, SamplingParams
 from mrlm.train.rollout.conversation import Conversation
+from mrlm.train.rollout.errors import EnvOutputError
 from mrlm.train.rollout.trajectory import Trajectory, Truncation
 
 EnvFactory = Callable[[], gymnasium.Env[Any, Any]]
@@ -170,7 +171,7 @@ class RolloutEngine:
         self, env: gymnasium.Env[Any, Any], task: tuple[int, int], reset: tuple[Any, dict[str, Any]]
     ) -> _Episode:
         (seed, group), (observation, info) = task, reset
-        _check_text(observation, "observation")
+        _check_text(observation, "observation", self.env_id or _spec_id(env))
         messages = []
         system_prompt = info.get("system_prompt")
         if system_prompt:
@@ -190,8 +191,9 @@ class RolloutEngine:
     def _record(self, episode: _Episode, step: tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]) -> None:
         """Keep the env's answer to a reply: end the episode, or append the observation as a user turn."""
         observation, reward, terminated, truncated, info = step
-        _check_text(observation, "observation")
-        episode.turn_rewards.append(float(reward))
+        env_id = self.env_id or _spec_id(episode.env)
+        _check_text(observation, "observation", env_id)
+        episode.turn_rewards.append(_reward(reward, env_id))
         episode.infos.append(dict(info))
         episode.terminated = bool(terminated)
         if truncated and not terminated:
@@ -273,6 +275,25 @@ def _spec_id(env: gymnasium.Env[Any, Any]) -> str:
     return spec.id if spec is not None else type(env.unwrapped).__name__
 
 
-def _check_text(value: object, what: str) -> None:
+def _check_text(value: object, what: str, env_id: str) -> None:
     if not isinstance(value, str):
-        raise TypeError(f"the env's {what} must be a str (a text env), got {type(value).__name__}")
+        raise EnvOutputError(
+            f"the {what} of env {env_id!r} must be a str (a text env), got {type(value).__name__}"
+        )
+
+
+def _reward(value: object, env_id: str) -> float:
+    """``value`` as a float: anything ``float()`` takes but None, strings and bytes.
+
+    Numpy and torch scalars are numbers too. A string is refused although ``float("1")`` works: an
+    env returning text as its reward has a bug that should not pass silently.
+    """
+    if value is not None and not isinstance(value, (str, bytes)):
+        try:
+            return float(value)  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            pass
+    raise EnvOutputError(
+        f"env {env_id!r} returned the reward {value!r} ({type(value).__name__}) from step(); "
+        "rewards must be numbers (int or float)"
+    )

@@ -1,0 +1,12 @@
+"""Errors about what an env returned, each naming the env and the value it returned."""
+
+from __future__ import annotations
+
+
+class EnvOutputError(TypeError):
+    """An env's ``reset`` or ``step`` returned a value of the wrong type (text envs answer a str,
+    rewards are numbers)."""
+
+
+class RewardOverflowError(OverflowError):
+    """A finite reward too large for float32, the precision rewards are trained in."""

@@ -1,0 +1,229 @@
+"""Mistakes in a run's inputs end ``mrlm-train`` with one line naming the cause, status 1, no traceback."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import shlex
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import gymnasium
+import pytest
+
+from mrlm.envs import TextSpace
+from mrlm.train.cli import main
+
+# The smallest GRPO run: one task, two replies of two tokens.
+SMALL = ["--group-size", "2", "--prompts-per-step", "1", "--micro-batch-size", "2", "--max-new-tokens", "2"]
+
+
+def _grpo(output_dir: Path, *flags: str) -> list[str]:
+    return ["grpo", *SMALL, "--run.output-dir", str(output_dir), "--run.no-progress-bar", *flags]
+
+
+def _one_line(capsys: pytest.CaptureFixture[str], prefix: str) -> str:
+    error = capsys.readouterr().err
+    assert error.startswith(prefix), error
+    assert error.count("\n") == 1 and "Traceback" not in error
+    return error
+
+
+# ---------------------------------------------------------------------------------- the model path
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda p: p.write_text("not a model"), "is a file; give the directory save_pretrained wrote"),
+        (lambda p: p.mkdir(), "is empty; give the directory save_pretrained wrote"),
+        (lambda p: (p.mkdir(), (p / "notes.txt").write_text("")), "has no config.json"),
+    ],
+    ids=["file", "empty-directory", "no-config"],
+)
+def test_a_model_path_that_is_no_model_directory(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], make: Callable[[Path], Any], message: str
+) -> None:
+    model = tmp_path / "model"
+    make(model)
+    assert main(_grpo(tmp_path / "run", "--model.name-or-path", str(model))) == 1
+    error = _one_line(capsys, "mrlm-train grpo: ModelNotFoundError: model ")
+    assert repr(str(model)) in error and message in error
+
+
+# ---------------------------------------------------------------------------------- the output directory
+
+
+@pytest.mark.parametrize("below", [False, True], ids=["is-a-file", "under-a-file"])
+def test_an_output_dir_that_is_a_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], below: bool
+) -> None:
+    file = tmp_path / "taken"
+    file.write_text("")
+    output_dir = file / "run" if below else file
+    assert main(_grpo(output_dir)) == 1
+    error = _one_line(capsys, f"mrlm-train grpo: OutputDirError: run.output_dir {str(output_dir)!r} ")
+    assert f"{str(file)!r} is a file, not a directory" in error
+
+
+def test_an_output_dir_that_is_a_file_fails_before_the_model_loads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def no_loading(*args: object) -> None:
+        raise AssertionError("the model was loaded")
+
+    monkeypatch.setattr("mrlm.train.algorithms.grpo.load_policy", no_loading)
+    monkeypatch.setattr("mrlm.train.algorithms.sft.load_policy", no_loading)
+    (tmp_path / "taken").write_text("")
+    assert main(_grpo(tmp_path / "taken")) == 1
+    assert main(["sft", "--data", "x.jsonl", "--run.output-dir", str(tmp_path / "taken")]) == 1
+    assert capsys.readouterr().err.count("OutputDirError") == 2
+
+
+# ---------------------------------------------------------------------------------- settings
+
+
+def test_max_new_tokens_too_large_to_allocate_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = _grpo(tmp_path / "run", "--env-kwargs", '{"level": 1}', "--max-new-tokens", str(10**12))
+    assert main(argv) == 1
+    error = _one_line(
+        capsys, "mrlm-train grpo: GenerationMemoryError: max_new_tokens=1000000000000 is too large"
+    )
+    assert "lower max_new_tokens" in error
+
+
+@pytest.mark.parametrize(
+    ("yaml", "message"),
+    [
+        ("optim:\n  learning_rate: abc\n", ".optim.learning_rate: expected a number, got 'abc'"),
+        ("group_size: four\n", ".group_size: expected an integer, got 'four'"),
+        ("run:\n  max_steps: 2.5\n", ".run.max_steps: expected an integer, got 2.5"),
+        ("dynamic_sampling: 1\n", ".dynamic_sampling: expected true or false, got 1"),
+    ],
+)
+def test_a_yaml_value_of_the_wrong_type_names_the_field_and_the_value(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], yaml: str, message: str
+) -> None:
+    config = tmp_path / "run.yaml"
+    config.write_text(yaml)
+    assert main(["grpo", "--config", str(config)]) == 1
+    error = _one_line(capsys, f"mrlm-train grpo: ConfigError: {config}")
+    assert message in error
+
+
+# ---------------------------------------------------------------------------------- rewards
+
+
+class _RewardEnv(gymnasium.Env[str, str]):
+    """Answers every reply with the class's ``reward``, as a broken custom env might."""
+
+    observation_space = TextSpace(max_length=64)
+    action_space = TextSpace(max_length=4096)
+    reward: Any = 0.0
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[str, dict[str, Any]]:
+        super().reset(seed=seed)
+        return "What is 1 + 1?", {}
+
+    def step(self, action: str) -> tuple[str, Any, bool, bool, dict[str, Any]]:
+        return "", self.reward, True, False, {}
+
+
+class _NoneRewardEnv(_RewardEnv):
+    reward = None
+
+
+class _HugeRewardEnv(_RewardEnv):
+    reward = 1e39  # finite as a Python float, infinite as float32
+
+
+@pytest.fixture
+def registered() -> Iterator[Callable[[str, type], None]]:
+    ids: list[str] = []
+
+    def register(env_id: str, env: type) -> None:
+        gymnasium.register(env_id, entry_point=f"{__name__}:{env.__name__}")
+        ids.append(env_id)
+
+    yield register
+    for env_id in ids:
+        gymnasium.registry.pop(env_id)
+
+
+@pytest.mark.filterwarnings("ignore:.*reward returned by `step\\(\\)`")  # gymnasium's checker sees it too
+def test_a_none_reward_names_the_env(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], registered: Callable[[str, type], None]
+) -> None:
+    registered("mrlm-test/NoneReward-v0", _NoneRewardEnv)
+    assert main(_grpo(tmp_path, "--env-id", "mrlm-test/NoneReward-v0", "--env-kwargs", "{}")) == 1
+    _one_line(
+        capsys,
+        "mrlm-train grpo: EnvOutputError: env 'mrlm-test/NoneReward-v0' returned the reward None "
+        "(NoneType) from step(); rewards must be numbers (int or float)",
+    )
+
+
+def test_a_finite_reward_that_overflows_float32_is_named_as_such(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], registered: Callable[[str, type], None]
+) -> None:
+    registered("mrlm-test/HugeReward-v0", _HugeRewardEnv)
+    assert main(_grpo(tmp_path, "--env-id", "mrlm-test/HugeReward-v0", "--env-kwargs", "{}")) == 1
+    error = _one_line(
+        capsys,
+        "mrlm-train grpo: RewardOverflowError: env 'mrlm-test/HugeReward-v0' paid a total reward of 1e+39",
+    )
+    assert "overflows float32" in error and "non-finite" not in error
+
+
+# ---------------------------------------------------------------------------------- checkpoints
+
+
+class _Touch:
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self) -> tuple[Callable[..., Any], tuple[Any, ...]]:
+        return os.system, (f"touch {shlex.quote(str(self.marker))}",)
+
+
+def test_resuming_a_tampered_checkpoint_runs_nothing_of_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = tmp_path / "run"
+    base = _grpo(run, "--env-kwargs", '{"level": 1}', "--run.max-steps", "1")
+    assert main(base) == 0
+    checkpoint = run / "checkpoints" / "step-000001"
+    marker = tmp_path / "code-ran"
+    (checkpoint / "state" / ".metadata").write_bytes(pickle.dumps(_Touch(marker)))
+    capsys.readouterr()
+
+    assert main([*base[:-2], "--run.max-steps", "2", "--run.resume", "latest"]) == 1
+    _one_line(
+        capsys,
+        f"mrlm-train grpo: CheckpointError: checkpoint {checkpoint} failed verification: "
+        "state/.metadata does not match manifest.json",
+    )
+    assert not marker.exists()
+
+
+@pytest.mark.slow
+def test_the_console_exits_with_status_1_and_one_line(tmp_path: Path) -> None:
+    (tmp_path / "model").write_text("")
+    argv = _grpo(tmp_path / "run", "--model.name-or-path", str(tmp_path / "model"))
+    result = subprocess.run(
+        [sys.executable, "-m", "mrlm.train.cli", *argv],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 1
+    assert result.stderr.startswith("mrlm-train grpo: ModelNotFoundError: model path ")
+    assert result.stderr.count("\n") == 1
