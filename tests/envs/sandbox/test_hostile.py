@@ -220,7 +220,7 @@ def test_files_outside_scratch_stay_untouched(sandbox: Sandbox, tmp_path: Path) 
     hidden.write_text("original")
     visible_dir = Path("/var/tmp") / f"mrlm-sandbox-test-{uuid.uuid4().hex}"
     visible_dir.mkdir(mode=0o755)
-    visible = visible_dir / "sentinel"  # visible inside, read-only and owned by root
+    visible = visible_dir / "sentinel"  # visible inside (without a private root), read-only, root's
     visible.write_text("original")
     escapes = [
         REPO / f"sandbox-was-here-{uuid.uuid4().hex}",

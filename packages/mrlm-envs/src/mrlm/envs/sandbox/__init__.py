@@ -31,6 +31,14 @@ Isolation layers (each one reported by :attr:`Sandbox.isolation`, see :class:`Is
 - network namespace: no interface but a loopback that is down; nothing is reachable.
 - mount namespace per worker: everything read-only but the scratch directory, a tmpfs at /tmp (also
   mounted at /dev/shm) emptied after each execution; /proc shows the worker's processes only.
+- private file system: the worker pivots into a root of its own that holds the interpreter, its
+  standard library, the system's /usr and libraries, a few files of /etc and harmless devices; the
+  project's sources, every site-packages and dist-packages directory of the interpreter and the
+  system, home directories and the rest of the host are not there. ``sys.executable`` is the
+  interpreter's real path, so ``Limits.allow_exec`` programs can still start it.
+- memory cgroup per worker: ``Limits.memory_bytes`` bounds the execution's processes together
+  (``IsolationReport.memory_bound`` says ``"cgroup v1"`` or ``"cgroup v2"``); without one, it bounds
+  each process alone (``"per-process rlimit"``).
 - IPC namespace per execution: System V IPC and POSIX message queues do not outlive it.
 - seccomp filter: denies sockets other than AF_UNIX, ptrace and reading other processes' memory,
   kernel and mount administration, new user namespaces, io_uring, bpf, keyrings and, unless
@@ -42,12 +50,13 @@ or ``require="namespaces"`` raises :class:`IsolationUnavailable` instead.
 
 Guaranteed, with every layer active: the program cannot reach the network, change files outside its
 scratch directory, see or signal processes other than its own, keep any process alive after its run,
-or use more than its limits. Not guaranteed: protection from kernel vulnerabilities (the layers
-reduce what the program can reach, they do not remove the kernel); a total memory limit across the
-program's processes (each has ``memory_bytes``; at most ``processes`` of them); privacy of what the
-worker's user may read (the interpreter, /usr, /etc: read-only but visible). As pid 1 of its
-namespace, the program ignores signals it sends itself without a handler, and ``os.getppid()`` is 0.
-The hash seed is fixed per worker, not per execution.
+read the host's files beyond the interpreter and /usr, or use more than its limits. Not guaranteed:
+protection from kernel vulnerabilities (the layers reduce what the program can reach, they do not
+remove the kernel); a total memory limit across the program's processes without a memory cgroup
+(each has ``memory_bytes``; at most ``processes`` of them); privacy of what /usr holds (read-only but
+visible, like the interpreter: a Python bundled deep inside an application's directory there keeps
+its packages). As pid 1 of its namespace, the program ignores signals it sends itself without a
+handler, and ``os.getppid()`` is 0. The hash seed is fixed per worker, not per execution.
 """
 
 from mrlm.envs.sandbox.api import (

@@ -22,7 +22,13 @@ class Limits:
     Attributes:
         wall_time_s: seconds of real time before every process of the execution is killed.
         cpu_time_s: seconds of CPU time of each process (RLIMIT_CPU, whole seconds, rounded up).
-        memory_bytes: address-space limit of each process (RLIMIT_AS).
+        memory_bytes: memory of the execution. Where the sandbox has a memory cgroup
+            (``IsolationReport.memory_bound`` is ``"cgroup v1"`` or ``"cgroup v2"``), it bounds all
+            the execution's processes together (resident memory, the scratch's files and, v1 with
+            swap accounting or v2, swap): past it the kernel kills one of them and the status is
+            ``MEMORY`` unless the program still exits 0. Each process is also held to it alone as
+            an address-space limit (RLIMIT_AS, so an oversized allocation raises MemoryError); where
+            that is the only bound (``"per-process rlimit"``), ``processes`` of them may each use it.
         output_bytes: bytes of stdout and of stderr kept; past that the stream is cut and the program killed.
         file_size_bytes: largest file the program may write (RLIMIT_FSIZE).
         processes: processes and threads the program may have at once, itself included.
@@ -126,8 +132,10 @@ LAYERS: tuple[str, ...] = (
     "mount_namespace",
     "ipc_namespace",
     "read_only_filesystem",
+    "private_filesystem",
     "unprivileged_user",
     "seccomp",
+    "memory_cgroup",
 )
 
 #: The layers ``require="namespaces"`` insists on.
@@ -160,6 +168,14 @@ class IsolationReport:
         unprivileged_user: the program runs as a uid that owns nothing outside its scratch directory
             and holds no capabilities.
         backend: how executions are started (``"forkserver"``: forked from a pre-started worker process).
+        private_filesystem: the host's files are hidden: the program's root file system holds the
+            interpreter, its standard library, the system's /usr and libraries, a few files of /etc,
+            /dev's harmless devices, /proc and its scratch directory; no site-packages or
+            dist-packages directory, no project sources, no home directories, nothing else.
+        memory_cgroup: a memory cgroup bounds the memory of all the execution's processes together.
+        memory_bound: what bounds an execution's memory: ``"cgroup v1"`` or ``"cgroup v2"`` (all its
+            processes together), else ``"per-process rlimit"`` (each process alone, see
+            :attr:`Limits.memory_bytes`).
     """
 
     separate_process: bool
@@ -174,6 +190,9 @@ class IsolationReport:
     read_only_filesystem: bool = False
     unprivileged_user: bool = False
     backend: str = ""
+    private_filesystem: bool = False
+    memory_cgroup: bool = False
+    memory_bound: str = "per-process rlimit"
 
     def active(self) -> tuple[str, ...]:
         """The names of the active layers, in the order of :data:`LAYERS`."""

@@ -29,6 +29,9 @@ def to_result(reply: dict[str, Any], limits: Limits) -> ExecutionResult:
         status, message = Status.OUTPUT_LIMIT, f"output limit exceeded ({limits.output_bytes} bytes)"
     elif reply["timed_out"]:
         status, message = Status.TIMEOUT, f"time limit exceeded ({limits.wall_time_s:g} s of wall time)"
+    elif reply.get("oom_killed") and exit_code != 0:
+        status = Status.MEMORY
+        message = f"memory limit exceeded ({limits.memory_bytes >> 20} MiB, all processes together)"
     elif signum == signal.SIGXCPU or (signum == signal.SIGKILL and _spent_cpu_limit(cpu_time, limits)):
         status, message = Status.TIMEOUT, f"CPU time limit exceeded ({limits.cpu_time_s:g} s)"
     elif exit_code and _last_line(stderr).startswith("MemoryError"):

@@ -12,19 +12,23 @@ import importlib.util
 import itertools
 import os
 import queue
+import site
+import sys
+import sysconfig
 import tempfile
 import threading
 import weakref
 from typing import Any
 
 from mrlm.envs.sandbox.api import IsolationReport
-from mrlm.envs.sandbox.forkserver.plan import WorkerConfig
+from mrlm.envs.sandbox.forkserver.plan import PER_PROCESS, WorkerConfig
 from mrlm.envs.sandbox.worker import WorkerError, WorkerGone, WorkerProcess
 
 #: Host uids from here on are used for sandboxed programs when the caller is root (see
 #: :mod:`mrlm.envs.sandbox.forkserver.namespaces`): far above the uids systems give their users.
 UID_BASE = 0x5EED0000
-#: Standard-library modules the workers import up front, so programs find them loaded. Few and
+#: Modules the workers import up front, so programs find them loaded: standard-library ones, and
+#: the harness the code envs run as their program (itself standard library only). Few and
 #: small: every execution pays for the worker's size when it is forked and when it exits. Not random
 #: or threading: they run after-fork hooks, which every execution would pay for too.
 PRELOAD = (
@@ -39,6 +43,9 @@ PRELOAD = (
     "re",
     "string",
     "typing",
+    # The code envs' test harness (standard library only): every test execution would otherwise
+    # define its classes and functions anew, which costs more than the rest of the execution.
+    "mrlm.envs.code._harness",
 )
 MAX_WORKERS = 64
 _worker_numbers = itertools.count()  # thread-safe enough: next() on a count is atomic in CPython
@@ -56,6 +63,7 @@ class WorkerPool:
         self._python = python
         self._disable = disable
         self._pyseccomp = _find_pyseccomp()
+        self._hide = caller_import_paths()
         self._workers: list[WorkerProcess | None] = [None] * size
         self._free: queue.SimpleQueue[int] = queue.SimpleQueue()
         for slot in range(size):
@@ -162,6 +170,7 @@ class WorkerPool:
             pyseccomp=self._pyseccomp,
             tmpdir=tempfile.gettempdir(),
             preload=PRELOAD,
+            hide=self._hide,
         )
         return WorkerProcess(self._python, config)
 
@@ -192,7 +201,26 @@ def report_from(ready: dict[str, Any]) -> IsolationReport:
         read_only_filesystem=bool(layers["read_only_filesystem"]),
         unprivileged_user=bool(layers["unprivileged_user"]),
         backend="forkserver",
+        private_filesystem=bool(layers["private_filesystem"]),
+        memory_cgroup=bool(layers["memory_cgroup"]),
+        memory_bound=str(ready.get("memory_bound", PER_PROCESS)),
     )
+
+
+def caller_import_paths() -> tuple[str, ...]:
+    """The real paths of this process's import directories that are not the standard library:
+    site-packages (the interpreter's, the user's, a virtual environment's) and source trees."""
+    stdlib = {os.path.realpath(sysconfig.get_path(name)) for name in ("stdlib", "platstdlib")}
+    candidates = {*sys.path, *site.getsitepackages(), site.getusersitepackages()}
+    found = set()
+    for path in candidates:
+        if not path:  # "" in sys.path: the working directory, not an import path of ours
+            continue
+        real = os.path.realpath(path)
+        in_stdlib = any(real == lib or real.startswith(lib + os.sep) for lib in stdlib)
+        if os.path.isdir(real) and not in_stdlib:
+            found.add(real)
+    return tuple(sorted(found))
 
 
 def _find_pyseccomp() -> str | None:

@@ -2,11 +2,11 @@
 
 It is pid 1 of the execution's own pid namespace (when there is one; the zygote makes it, and a new
 IPC namespace): when it exits the kernel kills everything else in the namespace, so nothing the
-program started can outlive it. In order, it drops to the sandbox uid, enters the scratch directory
-(the worker's tmpfs at /tmp, which the server has filled and empties after each execution; or a
-fresh directory on disk, which it fills itself), applies the rlimits and runs the source (see
-:mod:`program`). The seccomp filter is already in place: it came with the fork from the zygote
-(see :mod:`zygote`).
+program started can outlive it. In order, it joins the worker's memory cgroup (where there is one),
+drops to the sandbox uid, enters the scratch directory (the worker's tmpfs at /tmp, which the server
+has filled and empties after each execution; or a fresh directory on disk, which it fills itself),
+applies the rlimits and runs the source (see :mod:`program`). The seccomp filter is already in
+place: it came with the fork from the zygote (see :mod:`zygote`).
 
 Work here is kept to a minimum on purpose: every page of the inherited interpreter that this
 process writes is copied first (copy-on-write), and those copies are most of what an execution
@@ -26,7 +26,7 @@ import signal
 import types
 from typing import NamedTuple, NoReturn
 
-from mrlm.envs.sandbox.forkserver import linux, program
+from mrlm.envs.sandbox.forkserver import cgroup, linux, program
 from mrlm.envs.sandbox.forkserver import scratch as scratch_files
 
 #: The fd of the status pipe while the process sets itself up (0-2 are the program's streams).
@@ -45,6 +45,7 @@ class Template(NamedTuple):
             that are not the program's), or None where RLIMIT_NPROC cannot be used.
         search_path: ``sys.path`` of programs after their scratch directory.
         max_fd: descriptors from 4 up to this one are closed.
+        cgroup_fd: where the process joins the worker's memory cgroup (see :mod:`cgroup`), or -1.
     """
 
     contained: bool
@@ -54,6 +55,7 @@ class Template(NamedTuple):
     process_limit_extra: int | None
     search_path: tuple[str, ...]
     max_fd: int
+    cgroup_fd: int = -1
 
 
 class Job(NamedTuple):
@@ -94,6 +96,10 @@ def run(template: Template, job: Job, fds: list[int]) -> NoReturn:
         os.dup2(stdout_fd, 1)
         os.dup2(stderr_fd, 2)
         os.dup2(status_fd, _STATUS_FD)
+        if template.cgroup_fd >= 0:  # first: what the program forks is born in the cgroup too
+            layer = "memory_cgroup"
+            cgroup.join(template.cgroup_fd)
+            layer = "setup"
         os.closerange(_STATUS_FD + 1, template.max_fd)  # the zygote's descriptors and the originals
         os.setsid()  # its own session and process group, not the worker's
         if not template.contained:  # in a pid namespace, the zygote's death ends it anyway

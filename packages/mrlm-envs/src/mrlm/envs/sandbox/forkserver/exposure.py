@@ -4,6 +4,8 @@ A Python installed under a private directory (pyenv under ``/root``, mode 0700) 
 unprivileged uid. For each such directory on the way to the interpreter's files, the worker mounts a
 small tmpfs over it and binds back only the interpreter's directories, at their usual paths: imports
 keep working and everything else in the private directory stays hidden. The host is not touched.
+Where the worker then pivots into a root of its own (see :mod:`rootfs`), this is what lets it reach
+the interpreter's files to bind them there; programs see only the new root.
 
 :func:`open_hidden` must run with root's file access (it opens the directories), :func:`expose`
 afterwards in a private mount namespace, as a uid mapped in it (tmpfs refuses files of others).

@@ -12,7 +12,7 @@ import os
 from typing import NoReturn
 
 from mrlm.envs.sandbox import protocol
-from mrlm.envs.sandbox.forkserver import exposure, namespaces, server
+from mrlm.envs.sandbox.forkserver import exposure, namespaces, server, startup
 from mrlm.envs.sandbox.forkserver.plan import Plan, WorkerConfig
 
 
@@ -27,6 +27,7 @@ def main(config_json: str) -> NoReturn:
     os.close(null)
     plan = Plan(config, root_mode=os.geteuid() == 0)
     try:
+        startup.memory_cgroup(plan)  # first: only the caller's own uid may make one
         namespaces.enter_namespaces(plan, exposure.needed_paths([config.pyseccomp]))
     except BaseException as error:
         failure = {"ready": False, "error": f"{type(error).__name__}: {error}", "warnings": plan.warnings}
@@ -42,4 +43,6 @@ def main(config_json: str) -> NoReturn:
     os.close(channel_in)
     os.close(channel_out)
     _, status = os.waitpid(server_pid, 0)
+    if plan.memory_cgroup is not None:
+        plan.memory_cgroup.release()
     os._exit(os.waitstatus_to_exitcode(status) & 0xFF)

@@ -49,8 +49,9 @@ _PR_SET_NO_NEW_PRIVS = 38
 _PR_SET_CHILD_SUBREAPER = 36
 _SECCOMP_MODE_FILTER = 2
 
-#: capset(2) has no glibc wrapper; its number differs per architecture.
+#: capset(2) and pivot_root(2) have no glibc wrapper; their numbers differ per architecture.
 _SYS_CAPSET = {"x86_64": 126, "aarch64": 91, "ppc64le": 184, "s390x": 185, "riscv64": 91}
+_SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "ppc64le": 203, "s390x": 217, "riscv64": 41}
 _LINUX_CAPABILITY_VERSION_3 = 0x20080522
 
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -116,6 +117,18 @@ def mount(source: str | None, target: str, fstype: str | None, flags: int, data:
 def unmount(target: str) -> None:
     """Detach the mount at ``target`` (lazily: it goes once nothing uses it)."""
     _check(_libc.umount2(os.fsencode(target), _MNT_DETACH), f"umount {target}")
+
+
+def pivot_root(new_root: str, put_old: str) -> None:
+    """Make ``new_root`` (a mount point) the root of this mount namespace; the old root goes to
+    ``put_old`` (the same path as ``new_root`` stacks it on top, to be unmounted at once)."""
+    number = _SYS_PIVOT_ROOT.get(os.uname().machine)
+    if number is None:
+        raise OSError(0, f"pivot_root: unknown system call number on {os.uname().machine}")
+    result = _libc.syscall(
+        ctypes.c_long(number), ctypes.c_char_p(os.fsencode(new_root)), ctypes.c_char_p(os.fsencode(put_old))
+    )
+    _check(result, "pivot_root")
 
 
 def make_read_only_recursive(path: str) -> None:

@@ -6,7 +6,10 @@ and a half of heap that every fork would have to copy the page tables of.
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+if TYPE_CHECKING:
+    from mrlm.envs.sandbox.forkserver.cgroup import MemoryCgroup
 
 #: Layers a worker switches on or off; the report's other two (separate_process, rlimits) always hold.
 SWITCHABLE = (
@@ -16,9 +19,13 @@ SWITCHABLE = (
     "mount_namespace",
     "ipc_namespace",
     "read_only_filesystem",
+    "private_filesystem",
     "unprivileged_user",
     "seccomp",
+    "memory_cgroup",
 )
+#: ``memory_bound`` of the report without a memory cgroup.
+PER_PROCESS = "per-process rlimit"
 
 
 class WorkerConfig(NamedTuple):
@@ -31,6 +38,8 @@ class WorkerConfig(NamedTuple):
         pyseccomp: path of the pyseccomp module file, or None when it is not installed.
         tmpdir: where scratch directories go when there is no private /tmp.
         preload: modules imported once in the worker so programs find them already loaded.
+        hide: the caller's import paths that are not the standard library (site-packages, source
+            trees): kept out of programs' sight should they lie inside a tree the worker shows.
     """
 
     slot: int
@@ -39,6 +48,7 @@ class WorkerConfig(NamedTuple):
     pyseccomp: str | None = None
     tmpdir: str = "/tmp"
     preload: tuple[str, ...] = ()
+    hide: tuple[str, ...] = ()
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> WorkerConfig:
@@ -49,6 +59,7 @@ class WorkerConfig(NamedTuple):
             pyseccomp=data.get("pyseccomp"),
             tmpdir=str(data.get("tmpdir", "/tmp")),
             preload=tuple(data.get("preload", ())),
+            hide=tuple(data.get("hide", ())),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -59,6 +70,7 @@ class WorkerConfig(NamedTuple):
             "pyseccomp": self.pyseccomp,
             "tmpdir": self.tmpdir,
             "preload": list(self.preload),
+            "hide": list(self.hide),
         }
 
 
@@ -72,6 +84,7 @@ class Plan:
             or None to keep the worker's uid and only drop capabilities.
         root_mode: the worker started as root (it could map and switch to other uids).
         config: the caller's configuration.
+        memory_cgroup: the worker's memory cgroup while the layer of that name is on, else None.
     """
 
     def __init__(self, config: WorkerConfig, *, root_mode: bool) -> None:
@@ -80,6 +93,14 @@ class Plan:
         self.layers: dict[str, bool] = dict.fromkeys(SWITCHABLE, False)
         self.warnings: list[str] = []
         self.sandbox_uid: int | None = None
+        self.memory_cgroup: MemoryCgroup | None = None
+
+    def memory_bound(self) -> str:
+        """What bounds an execution's memory: its cgroup (``"cgroup v1"``/``"cgroup v2"``) or
+        :data:`PER_PROCESS`."""
+        if self.memory_cgroup is not None and self.on("memory_cgroup"):
+            return self.memory_cgroup.version
+        return PER_PROCESS
 
     def on(self, layer: str) -> bool:
         return self.layers[layer]

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import importlib
 import marshal
 import math
 import os
@@ -22,7 +21,7 @@ import time
 from typing import Any, NoReturn
 
 from mrlm.envs.sandbox import protocol
-from mrlm.envs.sandbox.forkserver import child, linux, program, reaping, startup
+from mrlm.envs.sandbox.forkserver import child, linux, packages, program, reaping, startup
 from mrlm.envs.sandbox.forkserver import scratch as scratches
 from mrlm.envs.sandbox.forkserver.plan import SWITCHABLE, Plan
 from mrlm.envs.sandbox.forkserver.supervise import Stream, Target, Watch, supervise
@@ -56,7 +55,14 @@ def run(channel_in: int, channel_out: int, plan: Plan) -> NoReturn:
         protocol.write_message(channel_out, ready)
         os._exit(1)
     protocol.write_message(
-        channel_out, {"ready": True, "layers": plan.layers, "warnings": plan.warnings, "pid": host_pid}
+        channel_out,
+        {
+            "ready": True,
+            "layers": plan.layers,
+            "warnings": plan.warnings,
+            "pid": host_pid,
+            "memory_bound": plan.memory_bound(),
+        },
     )
     server.serve()
 
@@ -74,6 +80,7 @@ class ForkServer:
         self._filters: dict[tuple[bool, bool], linux.SeccompProgram] = {}
         self._zygotes: dict[bool, Zygote] = {}  # by allow_exec
         self._scratch: scratches.PrivateScratch | None = None  # with a mount namespace
+        self._oom_kills = 0  # the memory cgroup's count after the last execution
         # Kept open, given to every execution: the job's memfd (rewritten each time; the zygote
         # reads it before forking) and /dev/null (the stdin of programs given none).
         self._job_file = os.memfd_create("job")
@@ -88,14 +95,16 @@ class ForkServer:
         self._filters = startup.seccomp_filters(plan)
         for name in plan.config.preload:
             with contextlib.suppress(ImportError):  # only a speed-up
-                importlib.import_module(name)
+                packages.import_alone(name)
         # The programs' environment; only HOME and TMPDIR change per execution, and only on disk.
         os.environ.clear()
         scratch = scratches.PRIVATE if plan.on("mount_namespace") else plan.config.tmpdir
         os.environ.update(PATH="/usr/local/bin:/usr/bin:/bin", LANG="C.UTF-8", HOME=scratch, TMPDIR=scratch)
         self._scratch = startup.private_mounts(
-            plan, self._programs_uid(), int(_PROBE_LIMITS["scratch_bytes"])
+            plan, self._programs_uid(), int(_PROBE_LIMITS["scratch_bytes"]), self._search_path
         )
+        if plan.memory_cgroup is not None:
+            self._oom_kills = plan.memory_cgroup.oom_kills()
         self._probe()
         self._close_zygotes()  # new ones will inherit the final state below
         gc.collect()
@@ -142,6 +151,7 @@ class ForkServer:
             process_limit_extra=extra,
             search_path=self._search_path,
             max_fd=resource.getrlimit(resource.RLIMIT_NOFILE)[0],
+            cgroup_fd=plan.memory_cgroup.join_fd if plan.memory_cgroup and plan.on("memory_cgroup") else -1,
         )
 
     def _zygote(self, allow_exec: bool) -> Zygote:
@@ -195,6 +205,12 @@ class ForkServer:
         if private is not None:
             private.resize(int(limits["scratch_bytes"]))
         scratch = scratches.PRIVATE if private is not None else scratches.on_disk(self.plan.config.tmpdir)
+        memory = self.plan.memory_cgroup if self._template.cgroup_fd >= 0 else None
+        if memory is not None:
+            try:
+                memory.set_limit(int(limits["memory_bytes"]))
+            except OSError as error:
+                return {"error": f"cannot set the memory limit ({error})", "layer": "memory_cgroup"}
         source = request["source"].encode()
         start = time.monotonic()  # the wall-time clock includes compiling here
         job = child.Job(
@@ -258,6 +274,10 @@ class ForkServer:
                 self._drop_zygote(allow_exec)
                 raise
             duration = time.monotonic() - start
+            oom_killed = False
+            if memory is not None:  # the OOM killer ended one of the execution's processes
+                oom_kills = memory.oom_kills()
+                oom_killed, self._oom_kills = oom_kills > self._oom_kills, oom_kills
         finally:
             for fd in opened:
                 os.close(fd)
@@ -265,7 +285,7 @@ class ForkServer:
                 private.empty()
             else:
                 scratches.remove_tree(scratch)
-        return _reply(watch, status, cpu_time, duration)
+        return _reply(watch, status, cpu_time, duration, oom_killed)
 
     def _drop_zygote(self, allow_exec: bool) -> None:
         zygote = self._zygotes.pop(allow_exec, None)
@@ -282,7 +302,7 @@ class ForkServer:
                 reaping.sweep(uid)
 
 
-def _reply(watch: Watch, status: int, cpu_time: float, duration: float) -> dict[str, Any]:
+def _reply(watch: Watch, status: int, cpu_time: float, duration: float, oom_killed: bool) -> dict[str, Any]:
     error = layer = None
     for message in watch.messages:
         if "error" in message:
@@ -306,6 +326,7 @@ def _reply(watch: Watch, status: int, cpu_time: float, duration: float) -> dict[
         "error": error,
         "layer": layer,
         "caller_gone": watch.caller_gone,
+        "oom_killed": oom_killed,
     }
 
 

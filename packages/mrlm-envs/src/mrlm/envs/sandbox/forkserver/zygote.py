@@ -62,8 +62,12 @@ class Zygote:
         self.pid = os.fork()
         if self.pid == 0:
             # Hold nothing of the server's: no pipe of a running execution, not the caller's channel.
-            kept = _keep_only([theirs.detach(), *(fd for _, fd in namespaces)], template.max_fd)
-            own = tuple((flag, fd) for (flag, _), fd in zip(namespaces, kept[1:], strict=True))
+            cgroup = [template.cgroup_fd] if template.cgroup_fd >= 0 else []
+            kept = _keep_only([theirs.detach(), *(fd for _, fd in namespaces), *cgroup], template.max_fd)
+            own_fds = kept[1 : 1 + len(namespaces)]
+            own = tuple((flag, fd) for (flag, _), fd in zip(namespaces, own_fds, strict=True))
+            if cgroup:
+                template = template._replace(cgroup_fd=kept[-1])
             if scratch is not None:
                 program.prepare(scratch, template.search_path)
             _serve(socket.socket(fileno=kept[0]), template, seccomp, own)
