@@ -11,6 +11,7 @@ anything stays on its side. Nothing of the program runs in this process either.
 from __future__ import annotations
 
 import ast
+import hashlib
 import json
 import secrets
 import warnings
@@ -88,8 +89,29 @@ class Verdict:
 
 @lru_cache(maxsize=1)
 def harness_source() -> str:
-    """The text of the harness script sent to the sandbox."""
+    """The text of the harness script."""
     return resources.files("mrlm.envs.code").joinpath("_harness.py").read_text(encoding="utf-8")
+
+
+#: The program sent to the sandbox. The sandbox's workers import the harness module before any
+#: program runs (see ``mrlm.envs.sandbox``), so an execution only calls its ``main``: defining the
+#: harness's classes and functions in every execution would cost more than the rest of it. Where the
+#: worker holds no harness, or another version of it, the program runs its own copy.
+_BOOTSTRAP = """import sys
+harness = sys.modules.get("mrlm.envs.code._harness")
+if harness is not None and getattr(harness, "SOURCE_SHA256", None) == {digest!r}:
+    harness.main()
+del harness
+exec(compile({source!r}, "<harness>", "exec"), globals())
+"""
+
+
+@lru_cache(maxsize=1)
+def harness_program() -> str:
+    """The program that runs the harness in the sandbox (see ``_BOOTSTRAP``)."""
+    source = harness_source()
+    digest = hashlib.sha256(source.encode("utf-8")).hexdigest()
+    return _BOOTSTRAP.format(digest=digest, source=source)
 
 
 def judge(
@@ -121,7 +143,7 @@ def judge(
         "step_time_limit_s": step_time_limit_s,
         "error_chars": error_chars,
     }
-    result = sandbox.run(harness_source(), stdin=json.dumps(payload), limits=limits)
+    result = sandbox.run(harness_program(), stdin=json.dumps(payload), limits=limits)
     total = len(task.tests)
     report, problem = read_report(result.stdout, nonce)
     if report is None:
