@@ -7,6 +7,8 @@ if its route to a secret works:
 - ``stdin``: re-read the harness's input after the harness consumed it (``os.pread`` on fd 0,
   reopening ``/proc/self/fd/0``, the judge's ``/proc/1/fd/0``, ``/proc/1/environ``), take the run's
   nonce and write a result line with it to every descriptor, then exit;
+- ``memory``: read the writable memory of this process and of the judge (pid 1) through
+  ``/proc/PID/mem``, looking for the nonce;
 - ``frames``: walk the interpreter's frames up from a signal handler and from a traceback, looking
   for the nonce or the tests in the locals and constants of the frames above;
 - ``ctypes``: rewrite, through ctypes, the code object of every comparison and reporting helper that
@@ -35,7 +37,7 @@ import mrlm.envs
 from mrlm.envs.class_completion import builtin_classes
 from mrlm.envs.code import builtin_tasks
 
-ROUTES = ("stdin", "frames", "ctypes", "files")
+ROUTES = ("stdin", "memory", "frames", "ctypes", "files")
 
 #: Files whose text holds tests or reference solutions, and directories to walk for more.
 _PACKAGE = os.path.dirname(mrlm.envs.__file__)
@@ -80,6 +82,27 @@ def look():
         except Exception:
             pass
     return forge(data)
+""",
+    "memory": """
+def look():
+    import re
+    data = b""
+    for pid in ("self", "1"):
+        try:
+            with open("/proc/" + pid + "/maps") as maps, open("/proc/" + pid + "/mem", "rb") as memory:
+                for line in maps:
+                    start, end = (int(part, 16) for part in line.split()[0].split("-"))
+                    if "rw" not in line.split()[1] or end - start > 1 << 26:
+                        continue
+                    try:
+                        memory.seek(start)
+                        data += memory.read(end - start)
+                    except (OSError, ValueError, OverflowError):
+                        pass
+        except OSError:
+            pass
+    nonces = re.findall(rb'"nonce": ?"([0-9a-f]{32})"', data)
+    return forge(b'"nonce": "' + nonces[-1] + b'"' if nonces else data[-1:])
 """,
     "frames": """
 def look():

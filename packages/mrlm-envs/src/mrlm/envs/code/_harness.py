@@ -1074,13 +1074,22 @@ def _copy_back(peer: _Peer, args: tuple[Any, ...], kwargs: dict[str, Any], copie
 
 
 def _not_dumpable() -> None:
-    """Keep processes of the same uid out of this one's /proc entries and from attaching to it."""
+    """Keep processes of the same uid out of this one's /proc entries and from attaching to it.
+
+    Changing uid at the sandbox's start-up already made executions non-dumpable where the sandbox
+    runs them as another user; this holds where it cannot. The fork server's own binding is used
+    when the program runs in one (loading libc through ctypes costs more than the rest of this).
+    """
+    linux = sys.modules.get("mrlm.envs.sandbox.forkserver.linux")
     try:
-        import ctypes  # loaded by the sandbox's worker already: no import cost
+        if linux is not None and hasattr(linux, "set_not_dumpable"):
+            linux.set_not_dumpable()
+            return
+        import ctypes
 
         ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE, 0
     except Exception:
-        pass  # changing uid at start-up made the process non-dumpable where the sandbox does that
+        pass
 
 
 def main() -> None:

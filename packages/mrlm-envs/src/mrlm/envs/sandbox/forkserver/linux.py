@@ -43,6 +43,7 @@ _AT_RECURSIVE = 0x8000
 _MOUNT_ATTR_RDONLY = 0x1
 _SYS_MOUNT_SETATTR = 442  # the same on every architecture (numbers from 424 on are shared)
 
+_PR_SET_DUMPABLE = 4
 _PR_SET_PDEATHSIG = 1
 _PR_SET_SECCOMP = 22
 _PR_SET_NO_NEW_PRIVS = 38
@@ -162,6 +163,12 @@ def make_writable(path: str) -> None:
 def set_parent_death_signal(signum: int) -> None:
     """Have the kernel send ``signum`` to this process when its parent exits."""
     _check(_libc.prctl(_PR_SET_PDEATHSIG, signum, 0, 0, 0), "prctl(PR_SET_PDEATHSIG)")
+
+
+def set_not_dumpable() -> None:
+    """Make this process non-dumpable: other processes of its uid, holding no capabilities, can no
+    longer open its /proc entries (memory, descriptors, environment) or attach to it."""
+    _check(_libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0), "prctl(PR_SET_DUMPABLE)")
 
 
 def set_child_subreaper() -> None:
