@@ -66,6 +66,11 @@ import signal
 import sys
 from typing import Any, NoReturn
 
+#: This module's functions look their builtins up in a copy taken now (in the sandbox's worker,
+#: which preloads this module, or before the solution's process exists): a solution that rebinds
+#: ``builtins.isinstance`` changes its own code's builtins, not those of the code that answers for it.
+__builtins__ = dict(vars(builtins))  # type: ignore[assignment]
+
 RESULT_MARKER = "@@mrlm-code-result"
 SOLUTION_FILE = "<solution>"
 #: The longest message either process accepts from the other.
@@ -117,12 +122,38 @@ def _describe(error: BaseException, limit: int) -> str:
 # and raw bytes (packed lists of numbers, see _packed).
 
 
-#: Bound before the solution runs: patching the json module in the solution's process changes these not.
-_dumps, _loads = json.dumps, json.loads
+def _json_codecs() -> tuple[Any, Any]:
+    """json's C encoder and scanner, bound now: they read no module global and no builtin, so a
+    solution that patches the json module or the builtins changes neither. (The pure-Python
+    fallbacks of interpreters without them are used as they are.)"""
+    try:
+        from json.encoder import c_make_encoder, encode_basestring_ascii  # type: ignore[attr-defined]
+
+        def refuse(value: Any) -> Any:
+            raise TypeError(f"{type(value).__name__} is not JSON")
+
+        encoder = c_make_encoder(None, refuse, encode_basestring_ascii, None, ":", ",", False, False, True)
+        scanner = json.decoder.JSONDecoder().scan_once  # type: ignore[attr-defined]
+
+        def dumps(message: Any) -> str:
+            return "".join(encoder(message, 0))
+
+        def loads(text: str) -> Any:
+            value, end = scanner(text, 0)
+            if end != len(text):
+                raise ValueError("extra data after the message")
+            return value
+
+        return dumps, loads
+    except (ImportError, TypeError):
+        return (lambda message: json.dumps(message, separators=(",", ":"))), json.loads
+
+
+_dumps, _loads = _json_codecs()
 
 
 def _send(fd: int, message: object, attachments: list[bytes] | None = None) -> None:
-    data = _dumps(message, separators=(",", ":")).encode("ascii")
+    data = _dumps(message).encode("ascii")
     parts = [len(data).to_bytes(_HEADER, "big"), len(attachments or ()).to_bytes(_HEADER, "big"), data]
     for attachment in attachments or ():
         parts += [len(attachment).to_bytes(_HEADER, "big"), attachment]
@@ -151,8 +182,8 @@ def _receive(fd: int) -> tuple[Any, list[bytes]]:
             raise SolutionGone(f"the solution process sent a message of over {size} bytes")
         attachments.append(_read_exactly(fd, length))
     try:
-        return _loads(data), attachments
-    except (ValueError, RecursionError, MemoryError) as error:
+        return _loads(data.decode("ascii")), attachments
+    except (ValueError, RecursionError, MemoryError, StopIteration) as error:
         raise SolutionGone(
             f"the solution process sent an unreadable message ({type(error).__name__})"
         ) from None
@@ -498,8 +529,6 @@ class _Peer:
         self.pid = 0
         self.incoming = _In(self._resolve, [])  # the message received last
         self.loader: Any = None
-        #: Called after this end ran code of its own objects, before it encodes the outcome.
-        self.settle: Any = lambda: None
 
     # -- values
     def out(self) -> _Out:
@@ -636,24 +665,18 @@ class _Peer:
             mutable = [
                 (key, arg, self.snapshot(arg, came_in)) for key, arg in passed if type(arg) in _MUTABLE
             ]
-            try:
-                result = target(*args, **kwargs)
-            finally:
-                self.settle()
+            result = target(*args, **kwargs)
             changed = [
                 [key, _encode(arg, out)] for key, arg, before in mutable if not self.unchanged(arg, before)
             ]  # what the solution changed in place, the tests see changed too
             return ["ok", _encode(result, out), changed]
-        try:
-            if operation == "next":
-                try:
-                    result = next(target)
-                except StopIteration:
-                    return ["stop"]
-            else:
-                result = self.operations[operation](target, *args)
-        finally:
-            self.settle()
+        if operation == "next":
+            try:
+                result = next(target)
+            except StopIteration:
+                return ["stop"]
+        else:
+            result = self.operations[operation](target, *args)
         if operation in _LIVE_RESULTS and isinstance(result, _MUTABLE):
             return ["ok", self.export(result)]  # the tests may change it in place: it stays here
         return ["ok", _encode(result, out)]
@@ -795,19 +818,12 @@ def _serve_solution(read_fd: int, write_fd: int) -> NoReturn:
     """The solution's process: answer the judge's requests until it closes the pipe.
 
     Everything here is as untrusted as the solution, which runs in this process: what it answers
-    is what the judge gets, and the judge checks nothing of it but the form. The builtins are put
-    back after every request, so that a solution that patches them does not break its own answers.
+    is what the judge gets, and the judge checks nothing of it but the form. (This module's private
+    builtins and json's C codecs keep a solution that patches the builtins or json from breaking
+    its own answers.)
     """
     signal.signal(signal.SIGALRM, signal.SIG_DFL)
     peer = _Peer(read_fd, write_fd, _SOLUTION_OPERATIONS, _Borrowed, judge=False)
-    pristine = dict(vars(builtins))
-    restore, clear = vars(builtins).update, vars(builtins).clear
-
-    def settle() -> None:
-        clear()
-        restore(pristine)
-
-    peer.settle = settle
 
     def load(source: Any, out: _Out) -> list[Any]:
         if type(source) is not str:
@@ -819,10 +835,7 @@ def _serve_solution(read_fd: int, write_fd: int) -> NoReturn:
         module = type(sys)("solution")
         module.__dict__["__builtins__"] = builtins
         sys.modules["solution"] = module  # dataclasses and pickle look classes' modules up there
-        try:
-            exec(code, module.__dict__)
-        finally:
-            settle()
+        exec(code, module.__dict__)
         names = []
         for name, value in list(module.__dict__.items()):
             if type(name) is not str or name.startswith("__"):
@@ -1094,15 +1107,20 @@ def _not_dumpable() -> None:
 
 def main() -> None:
     """Start the solution's process, read the task, test the solution, write the report, exit."""
+    # The fork comes first: a page this process writes before it is copied twice (once for each
+    # write, before and after), so the less done before, the cheaper the execution. The solution's
+    # process waits for its source, which comes only after everything below.
+    start_error = None
+    try:
+        started = _start_solution_process()
+    except OSError as error:
+        start_error = f"cannot start the solution's process ({error}); it needs Limits.processes >= 2"
+        started = (0, -1, -1)
     _not_dumpable()
     here = os.getcwd()
     sys.path[:] = [entry for entry in sys.path if entry and os.path.abspath(entry) != here]
-    peer = _Peer(-1, -1, _JUDGE_OPERATIONS, Remote, judge=True)
-    start_error = None
-    try:
-        peer.pid, peer.read_fd, peer.write_fd = _start_solution_process()
-    except OSError as error:
-        start_error = f"cannot start the solution's process ({error}); it needs Limits.processes >= 2"
+    peer = _Peer(started[1], started[2], _JUDGE_OPERATIONS, Remote, judge=True)
+    peer.pid = started[0]
     report_fd = os.dup(1)
     payload = json.loads(sys.stdin.read())
     nonce: str = payload.pop("nonce")
@@ -1118,6 +1136,10 @@ def main() -> None:
             report = _evaluate(payload, peer, limit)
         except BaseException as error:
             report = {"stage": "harness", "error": _describe(error, limit)}
+        # Its end of file: the solution's process exits now, and its teardown overlaps with ours
+        # (left to the pid namespace, it would come after ours).
+        with contextlib.suppress(OSError):
+            os.close(peer.write_fd)
     os.write(report_fd, f"\n{RESULT_MARKER} {nonce} {report!r}\n".encode("utf-8", "replace"))
     os._exit(0)  # the solution's process ends with us (we are pid 1 of the execution)
 
