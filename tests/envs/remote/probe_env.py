@@ -21,9 +21,22 @@ import numpy as np
 
 from mrlm.envs import Feedback, TextEnv, register_env
 from mrlm.envs.registry import env_entry
+from mrlm.envs.server.client_args import RENDER_MODE, ClientArgs, Float, Int, Limit, Str
 from tests.envs.toy_games import register_toy_games
 
 PROBE_ID = "mrlm-test/Probe-v0"
+
+#: What clients may set. ``close_log`` is a path the probe writes to: a test env may let clients name
+#: one; an env for real use would not.
+PROBE_ARGS = ClientArgs(
+    {
+        "max_turns": Int(1, 1_000),
+        "delay_s": Float(0.0, 60.0),
+        "close_log": Str(4096, optional=True),
+        "render_mode": RENDER_MODE,
+        "max_action_length": Limit(1),
+    }
+)
 
 
 class ProbeEnv(TextEnv):
@@ -72,6 +85,7 @@ def register_probe_envs() -> None:
             PROBE_ID,
             description="Echoes actions; slow, failing or logging on demand.",
             gymnasium_entry_point=f"{__name__}:ProbeEnv",
+            client_args=PROBE_ARGS,
         )
     if not _registered("mrlm-test/GuessWord-v0"):
         register_toy_games()

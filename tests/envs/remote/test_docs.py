@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
-from mrlm.envs.server import serve
+from mrlm.envs.server import ServerConfig, serve
 
 DOC = Path(__file__).resolve().parents[3] / "docs" / "remote.md"
 
@@ -25,3 +26,10 @@ def test_the_snippets_of_docs_remote_md_run() -> None:
             )
             exec(code, namespace)
         assert len(server.store) == 0  # every snippet closes what it opens
+
+
+def test_docs_remote_md_names_every_serve_flag() -> None:
+    text = DOC.read_text()
+    flags = [f"--{field.name.replace('_', '-')}" for field in dataclasses.fields(ServerConfig)]
+    missing = [flag for flag in flags if f"`{flag}" not in text]
+    assert not missing, f"docs/remote.md does not describe {missing}"

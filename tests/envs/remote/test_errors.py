@@ -61,8 +61,10 @@ def test_bad_kwargs_and_kinds_are_invalid_argument(address: str) -> None:
     with pytest.raises(RemoteEnvArgumentError, match="did you mean 'level'") as raised:
         RemoteEnv(address, "mrlm/Math-v0", levle=1)
     assert isinstance(raised.value, EnvArgumentError) and raised.value.code == "INVALID_ARGUMENT"
-    with pytest.raises(RemoteEnvArgumentError, match="max_turns must be a positive int"):
-        RemoteEnv(address, "mrlm/Math-v0", max_turns=0)
+    with pytest.raises(RemoteEnvArgumentError, match=r"'max_turns' must be an int in \[1, 32\], got 0"):
+        RemoteEnv(address, "mrlm/Math-v0", max_turns=0)  # refused by what clients may set
+    with pytest.raises(RemoteEnvArgumentError, match="unknown math topic 'nope'"):
+        RemoteEnv(address, "mrlm/Math-v0", topics=["nope"])  # allowed to clients, refused by the env
     with pytest.raises(RemoteEnvArgumentError, match="offered as gymnasium, not as aec"):
         RemoteAECEnv(address, "mrlm/Math-v0")
     with pytest.raises(ValueError, match="travel to the server as JSON"):

@@ -9,7 +9,14 @@ from pathlib import Path
 import pytest
 
 from mrlm.envs.cli import main
-from mrlm.envs.remote import RemoteAECEnv, RemoteEnv, ServerUnavailableError, SessionLostError
+from mrlm.envs.remote import (
+    RemoteAECEnv,
+    RemoteEnv,
+    RemoteEnvArgumentError,
+    ServerUnavailableError,
+    SessionLostError,
+)
+from mrlm.proto.json_codec import encode_json
 from tests.envs.remote.probe_env import PROBE_ID
 from tests.envs.remote.spawn import start_server
 
@@ -77,3 +84,29 @@ def test_serve_refuses_unknown_env_ids_and_modules() -> None:
         main(["serve", "--envs", "mrlm/Nope-v0", "--port", "0"])
     with pytest.raises(SystemExit, match="cannot import 'no_such_module'"):
         main(["serve", "--import", "no_such_module", "--port", "0"])
+
+
+def test_serve_refuses_bad_allowances_and_stream_budgets(tmp_path: Path) -> None:
+    missing = tmp_path / "missing"
+    with pytest.raises(SystemExit, match=r"--allow-records-dir .*missing.* is not a directory"):
+        main(["serve", "--allow-records-dir", str(missing), "--port", "0"])
+    with pytest.raises(SystemExit, match=r"max_streams \(8\) must leave 12 of the handler_threads"):
+        main(["serve", "--handler-threads", "16", "--max-streams", "8", "--port", "0"])
+
+
+def test_serve_lets_clients_name_files_only_under_allowed_directories(tmp_path: Path) -> None:
+    allowed = tmp_path / "records"
+    allowed.mkdir()
+    (allowed / "math.jsonl").write_text(encode_json({"problem": "What is 5 + 6?", "answer": "11"}) + "\n")
+    server = start_server(
+        tmp_path / "server.log", "--envs", "mrlm/Math-v0", "--allow-records-dir", str(allowed)
+    )
+    try:
+        with RemoteEnv(server.address, "mrlm/Math-v0", records="math.jsonl") as env:
+            assert "5 + 6" in env.reset(seed=0)[0]
+        with pytest.raises(RemoteEnvArgumentError, match="argument 'records' is a path outside"):
+            RemoteEnv(server.address, "mrlm/Math-v0", records="/etc/hostname")
+        assert server.terminate() == 0
+    finally:
+        if server.process.poll() is None:
+            server.kill()

@@ -57,7 +57,8 @@ def play_command(
 
 
 def sandbox_command(json_output: Annotated[bool, tyro.conf.arg(name="json")] = False) -> None:
-    """Show which isolation layers the code sandbox has on this machine, and run a test program.
+    """Show which isolation layers the code sandbox has on this machine, what bounds an execution's
+    memory, and run a test program.
 
     Args:
         json_output: print JSON instead of text.
@@ -75,6 +76,10 @@ def sandbox_command(json_output: Annotated[bool, tyro.conf.arg(name="json")] = F
         return
     print(f"backend: {report.backend or 'unknown'}")
     print(f"active:  {', '.join(report.active())}")
+    scope = "all processes of an execution together" if report.memory_cgroup else "each process alone"
+    print(f"memory:  {report.memory_bound} ({scope})")
+    files = "hidden (interpreter and standard library only)" if report.private_filesystem else "visible"
+    print(f"host files: {files}")
     for warning in report.warnings:
         print(f"warning: {warning}")
     print(f"test run: {result.status.value} ({result.duration_s * 1000:.1f} ms)")
@@ -90,8 +95,12 @@ def serve_command(
     Prints one line with the address once the server listens. Clients: mrlm.envs.remote, or
     mrlm.envs.make("grpc://HOST:PORT/ENV_ID").
 
+    Clients may set only the keyword arguments each env declares, within its bounds (sandbox limits
+    can only be lowered); no file path or URL unless --allow-records-dir / --allow-url-host allow it.
+    See docs/remote.md.
+
     Args:
-        import_modules: modules to import before serving, to register more envs (e.g. mypkg.envs).
+        import_modules: modules to import before serving, to register more envs (e.g. mypkg.envs); envs registered without client_args take only render_mode and small scalars from clients.
         log_level: logging level of the server's messages on stderr (debug, info, warning, error).
     """
     import importlib

@@ -19,10 +19,13 @@ import importlib
 import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, cast, get_args
+from typing import TYPE_CHECKING, Any, Literal, cast, get_args
 
 import gymnasium
 import pettingzoo
+
+if TYPE_CHECKING:
+    from mrlm.envs.server.client_args import ClientArgs
 
 EnvKind = Literal["gymnasium", "aec", "parallel"]
 ENV_KINDS: tuple[EnvKind, ...] = get_args(EnvKind)
@@ -48,16 +51,23 @@ class EnvEntry:
         kinds: the APIs it is offered in; the first is the default of :func:`make`.
         description: one line for listings.
         entry_points: ``"module:attr"`` (or a callable) per kind, building the env from keyword arguments.
+        client_args: what clients of an env server may set (None: the server's conservative default);
+            local callers are not bound by it. See :mod:`mrlm.envs.server.client_args`.
     """
 
     id: str
     kinds: tuple[EnvKind, ...]
     description: str
     entry_points: Mapping[EnvKind, str | Callable[..., Any]]
+    client_args: ClientArgs | None = None
 
     @property
     def multi_agent(self) -> bool:
         return self.kinds[0] != "gymnasium"
+
+    def factory(self, kind: EnvKind) -> Callable[..., Any]:
+        """The callable that builds the env as ``kind`` (its entry point, imported on first use)."""
+        return _load(self.entry_points[kind])
 
 
 _ENTRIES: dict[str, EnvEntry] = {}
@@ -74,12 +84,16 @@ def register_env(
     aec_entry_point: str | Callable[..., Any] | None = None,
     parallel_entry_point: str | Callable[..., Any] | None = None,
     default_kind: EnvKind | None = None,
+    client_args: ClientArgs | None = None,
 ) -> EnvEntry:
     """Register ``id`` in Gymnasium's or PettingZoo's registry, and in ours.
 
     A single-agent env gives ``gymnasium_entry_point``; a multi-agent env gives ``aec_entry_point``
     and/or ``parallel_entry_point`` (``default_kind`` picks which :func:`make` builds by default; the
     first one given otherwise). Entry points are ``"module:attr"`` strings, imported on first use.
+    ``client_args`` declares which keyword arguments a client of an env server may set, and within
+    which bounds (``mrlm.envs.server.client_args.ClientArgs``); without it a server lets clients set
+    only ``render_mode`` and small scalars.
     """
     given: dict[EnvKind, str | Callable[..., Any]] = {}
     if gymnasium_entry_point is not None:
@@ -104,7 +118,7 @@ def register_env(
         if kind in given:
             pettingzoo.register(cast(Any, kind), id, given[cast(EnvKind, kind)])
 
-    entry = EnvEntry(id=id, kinds=kinds, description=description, entry_points=given)
+    entry = EnvEntry(id=id, kinds=kinds, description=description, entry_points=given, client_args=client_args)
     _ENTRIES[id] = entry
     return entry
 
@@ -166,7 +180,7 @@ def make(id: str, *, kind: EnvKind | None = None, **kwargs: Any) -> Any:
             if chosen in ENV_KINDS
             else f"unknown kind {chosen!r}; kinds are {', '.join(ENV_KINDS)}"
         )
-    check_kwargs(id, _load(entry.entry_points[chosen]), kwargs)
+    check_kwargs(id, entry.factory(chosen), kwargs)
     if chosen == "gymnasium":
         return gymnasium.make(id, **kwargs)
     return pettingzoo.make(cast(Any, chosen), id, **kwargs)

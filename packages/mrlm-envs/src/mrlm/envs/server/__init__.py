@@ -10,12 +10,39 @@ service and server reflection::
     ...
     server.stop()  # closes every session's env
 
-Clients are in :mod:`mrlm.envs.remote`. Layout: ``config`` (settings), ``catalog`` (hosted envs),
-``drivers`` (one env instance per API), ``sessions`` (sessions and their store), ``runner`` (env calls
-with deadlines), ``servicer`` (the rpcs), ``auth`` (the token check), ``server`` (start, stop, signals).
+Clients are in :mod:`mrlm.envs.remote`. Layout: ``config`` (settings), ``client_args`` and ``allowed``
+(what a client may set), ``catalog`` (hosted envs), ``drivers`` (one env instance per API),
+``payload`` (decoding JSON from clients), ``sessions`` (sessions and their store), ``runner`` (env
+calls with deadlines), ``servicer`` (the rpcs), ``auth`` (the token check), ``streams`` (the budget of
+long-lived calls), ``health`` (the health service), ``connections`` (which clients are still
+connected), ``server`` (start, stop, signals).
+
+The names below are imported on first use: env registrations import ``client_args``, which must not
+pull gRPC into every ``import mrlm.envs``.
 """
 
-from mrlm.envs.server.config import ServerConfig
-from mrlm.envs.server.server import SERVICE_NAME, EnvServer, run, serve
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mrlm.envs.server.config import ServerConfig
+    from mrlm.envs.server.server import SERVICE_NAME, EnvServer, run, serve
 
 __all__ = ["SERVICE_NAME", "EnvServer", "ServerConfig", "run", "serve"]
+
+_HOMES = {
+    "ServerConfig": "mrlm.envs.server.config",
+    "SERVICE_NAME": "mrlm.envs.server.server",
+    "EnvServer": "mrlm.envs.server.server",
+    "run": "mrlm.envs.server.server",
+    "serve": "mrlm.envs.server.server",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(home), name)

@@ -15,7 +15,9 @@ import grpc
 
 __all__ = ["HEALTH_METHODS", "TokenInterceptor"]
 
-HEALTH_METHODS = frozenset({"/grpc.health.v1.Health/Check", "/grpc.health.v1.Health/Watch"})
+HEALTH_METHODS = frozenset(
+    {"/grpc.health.v1.Health/Check", "/grpc.health.v1.Health/Watch", "/grpc.health.v1.Health/List"}
+)
 
 _DENIED = "missing or wrong token: send the metadata 'authorization: Bearer <token>' (MRLM_ENVS_TOKEN)"
 

@@ -6,11 +6,15 @@ import dataclasses
 import os
 from dataclasses import dataclass
 
-__all__ = ["TLS_CERT_ENV", "TLS_KEY_ENV", "TOKEN_ENV", "ServerConfig"]
+__all__ = ["HANDLER_RESERVE", "TLS_CERT_ENV", "TLS_KEY_ENV", "TOKEN_ENV", "ServerConfig"]
 
 TOKEN_ENV = "MRLM_ENVS_TOKEN"
 TLS_CERT_ENV = "MRLM_ENVS_TLS_CERT"
 TLS_KEY_ENV = "MRLM_ENVS_TLS_KEY"
+
+#: Handler threads never given to streams: the health watchers' share and a reserve for unary calls
+#: and health checks, so that open streams cannot starve them.
+HANDLER_RESERVE = 12
 
 
 @dataclass(frozen=True)
@@ -36,7 +40,19 @@ class ServerConfig:
     workers: int = 16
     """Threads running env calls; calls of different sessions run in parallel, those of one session in order."""
     handler_threads: int = 64
-    """Threads serving rpcs (each open StepStream holds one)."""
+    """Threads serving rpcs; each open stream holds one, so some are always kept for unary calls and health."""
+    max_streams: int = 32
+    """Most streams (StepStream, reflection) open at once; further ones fail with RESOURCE_EXHAUSTED. At most --handler-threads minus 12, kept for unary calls and health."""
+    disconnect_grace_s: float = 2.0
+    """Seconds a session outlives the connection of the client that last used it (a client that died); 0 leaves such sessions to the idle timeout."""
+    allow_records_dir: tuple[str, ...] = ()
+    """Directories whose files clients may name in records/documents arguments; none by default: clients send records inline."""
+    allow_url_host: tuple[str, ...] = ()
+    """Hosts that URL arguments of clients may point to (for envs that declare one); none by default."""
+    max_kwargs_bytes: int = 1024 * 1024
+    """Largest keyword arguments (kwargs_json, inline records included) of one OpenSession, in bytes; larger ones fail with INVALID_ARGUMENT."""
+    max_kwargs_bytes_total: int = 64 * 1024 * 1024
+    """Most keyword-argument bytes held by the open sessions together; further OpenSession calls fail with RESOURCE_EXHAUSTED."""
     token: str | None = None
     """Shared token every call must carry (authorization: Bearer <token>); MRLM_ENVS_TOKEN when unset."""
     tls_cert: str | None = None
@@ -44,15 +60,32 @@ class ServerConfig:
     tls_key: str | None = None
     """PEM private key file for TLS (with --tls-cert); MRLM_ENVS_TLS_KEY when unset."""
     grace_s: float = 10.0
-    """On SIGTERM/SIGINT: seconds calls in flight get to finish before the server stops."""
+    """On SIGTERM/SIGINT: seconds calls in flight get to finish; then sessions are closed and calls still running are given up on."""
 
     def __post_init__(self) -> None:
         # Accept "--envs a,b c" as well as a list: split every entry on commas.
         split = tuple(part.strip() for entry in self.envs for part in entry.split(",") if part.strip())
         object.__setattr__(self, "envs", split)
-        for name in ("max_sessions", "workers", "handler_threads", "max_message_bytes", "max_action_chars"):
+        positive = (
+            "max_sessions",
+            "workers",
+            "handler_threads",
+            "max_streams",
+            "max_message_bytes",
+            "max_action_chars",
+            "max_kwargs_bytes",
+            "max_kwargs_bytes_total",
+        )
+        for name in positive:
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if self.max_streams > self.handler_threads - HANDLER_RESERVE:
+            raise ValueError(
+                f"max_streams ({self.max_streams}) must leave {HANDLER_RESERVE} of the handler_threads "
+                f"({self.handler_threads}) to unary calls and health: raise --handler-threads or lower --max-streams"
+            )
+        if self.disconnect_grace_s < 0:
+            raise ValueError(f"disconnect_grace_s must be at least 0, got {self.disconnect_grace_s}")
         if not 0 <= self.port < 65536:
             raise ValueError(f"port must be in [0, 65535], got {self.port}")
         if (self.tls_cert is None) != (self.tls_key is None):
@@ -70,6 +103,11 @@ class ServerConfig:
             tls_cert=env_cert if use_env_tls else self.tls_cert,
             tls_key=env_key if use_env_tls else self.tls_key,
         )
+
+    @property
+    def disconnect_grace(self) -> float | None:
+        """How long a session outlives its client's connection, None when disabled."""
+        return self.disconnect_grace_s if self.disconnect_grace_s > 0 else None
 
     @property
     def call_timeout(self) -> float | None:

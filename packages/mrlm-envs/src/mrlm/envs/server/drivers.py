@@ -6,8 +6,8 @@ same methods. Drivers know nothing of sessions or threads; they raise
 
 - FAILED_PRECONDITION: a step before the first reset or after the episode ended;
 - INVALID_ARGUMENT: an action of the wrong form for the kind (``actions`` for a Gymnasium or AEC
-  session, ``action`` for a parallel one, an action for an agent that is done), malformed JSON, an
-  action over the size limit or outside its action space, a parallel step that does not give exactly
+  session, ``action`` for a parallel one, an action for an agent that is done), malformed or too
+  deeply nested JSON, an action over the size limit or outside its action space, a parallel step that does not give exactly
   one action per live agent;
 - INTERNAL: an env whose observation or info cannot be encoded.
 
@@ -25,6 +25,7 @@ from gymnasium import spaces
 from mrlm.envs.registry import EnvKind
 from mrlm.envs.remote.convert import KIND_TO_PROTO, set_value, space_to_proto, value_from_proto
 from mrlm.envs.server.errors import RequestError
+from mrlm.envs.server.payload import depth_error
 from mrlm.proto.json_codec import encode_json
 from mrlm.proto.v1 import env_pb2 as pb
 
@@ -271,6 +272,8 @@ def decode_action(value: pb.Value, space: spaces.Space[Any], agent: str, max_cha
         raise RequestError(
             grpc.StatusCode.INVALID_ARGUMENT, f"the action{who} is malformed: {error}"
         ) from None
+    except RecursionError:  # JSON nested thousands deep: the decoder gives up
+        raise depth_error(f"the action{who}") from None
     try:
         inside = bool(space.contains(action))
     except Exception:  # a value of a shape the space's own check cannot handle

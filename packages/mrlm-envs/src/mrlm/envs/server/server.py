@@ -1,11 +1,17 @@
-"""Starting and stopping an env server: gRPC, health, reflection, the idle reaper, signals.
+"""Starting and stopping an env server: gRPC, health, reflection, the reaper, signals.
 
 ``serve(config)`` returns a running :class:`EnvServer` (port 0 binds a free port, for tests);
 ``run(config)`` is what ``mrlm-envs serve`` calls: it serves until SIGTERM or SIGINT, then shuts down
 gracefully.
 
+The server always answers: open streams are capped (``max_streams``) below the number of handler
+threads, so that unary calls and health checks keep threads of their own; the health service never
+blocks (``health``); the reaper closes sessions that idled too long or whose client disconnected.
+
 Shutdown order: the health service turns NOT_SERVING, the server stops taking calls and gives those
-in flight ``grace_s`` seconds, then every session's env is closed and the worker threads exit.
+in flight ``grace_s`` seconds, then every session's env is closed, handlers still waiting for an env
+call give up (the call goes on in its daemon worker, so the process can exit), and the worker threads
+exit.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ import dataclasses
 import logging
 import signal
 import threading
+import time
 from collections.abc import Callable
 from concurrent import futures
 from pathlib import Path
@@ -21,15 +28,19 @@ from types import FrameType
 from typing import Any
 
 import grpc
-from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from mrlm.envs.server.allowed import Allowances
 from mrlm.envs.server.auth import TokenInterceptor
 from mrlm.envs.server.catalog import Catalog
 from mrlm.envs.server.config import ServerConfig
+from mrlm.envs.server.connections import connected_peers
+from mrlm.envs.server.health import HealthService
 from mrlm.envs.server.runner import Runner
 from mrlm.envs.server.servicer import EnvServicer
 from mrlm.envs.server.sessions import SessionStore
+from mrlm.envs.server.streams import StreamBudget
 from mrlm.proto.v1 import env_pb2, env_pb2_grpc
 
 __all__ = ["SERVICE_NAME", "EnvServer", "run", "serve"]
@@ -38,6 +49,10 @@ _log = logging.getLogger(__name__)
 
 #: Full name of the service, as health checks and reflection know it.
 SERVICE_NAME: str = env_pb2.DESCRIPTOR.services_by_name["EnvService"].full_name
+_HEALTH_SERVICE: str = health_pb2.DESCRIPTOR.services_by_name["Health"].full_name
+
+#: How often the reaper looks for clients that disconnected, in seconds.
+_DISCONNECT_POLL_S = 0.5
 
 
 class EnvServer:
@@ -48,16 +63,23 @@ class EnvServer:
         port: the port it listens on (the actual one when the config asked for 0).
         address: ``host:port`` to give clients.
         store: its open sessions.
+        streams: the budget of open streams.
+        health: the health service.
     """
 
     def __init__(self, config: ServerConfig) -> None:
         self.config = config
-        self.store = SessionStore(config.max_sessions)
+        allowances = Allowances.of(config.allow_records_dir, config.allow_url_host)
+        catalog = Catalog(config.envs, max_action_chars=config.max_action_chars, allowances=allowances)
+        self.store = SessionStore(config.max_sessions, config.max_kwargs_bytes_total)
         self._runner = Runner(config.workers)
-        catalog = Catalog(config.envs, max_action_chars=config.max_action_chars)
-        self.servicer = EnvServicer(catalog, self.store, self._runner, config.call_timeout)
-        self._health = health.HealthServicer()
-        interceptors = [TokenInterceptor(config.token)] if config.token else []
+        self.servicer = EnvServicer(
+            catalog, self.store, self._runner, config.call_timeout, config.max_kwargs_bytes
+        )
+        self.health = HealthService(("", SERVICE_NAME))
+        self.streams = StreamBudget(config.max_streams)
+        # The token check comes first: a refused call never takes a place in the stream budget.
+        interceptors = [*([TokenInterceptor(config.token)] if config.token else []), self.streams]
         self._server = grpc.server(
             futures.ThreadPoolExecutor(max_workers=config.handler_threads, thread_name_prefix="mrlm-rpc"),
             interceptors=interceptors,
@@ -70,9 +92,9 @@ class EnvServer:
             ],
         )
         env_pb2_grpc.add_EnvServiceServicer_to_server(self.servicer, self._server)
-        health_pb2_grpc.add_HealthServicer_to_server(self._health, self._server)
+        health_pb2_grpc.add_HealthServicer_to_server(self.health, self._server)
         reflection.enable_server_reflection(
-            (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), self._server
+            (SERVICE_NAME, _HEALTH_SERVICE, reflection.SERVICE_NAME), self._server
         )
         try:
             self.port = self._bind(config)
@@ -86,11 +108,9 @@ class EnvServer:
         self._stop_lock = threading.Lock()
 
     def start(self) -> EnvServer:
-        """Start serving (and the idle reaper)."""
+        """Start serving (and the reaper)."""
         self._server.start()
-        for service in ("", SERVICE_NAME):
-            self._health.set(service, health_pb2.HealthCheckResponse.SERVING)
-        if self.config.idle_timeout_s > 0:
+        if self.config.idle_timeout_s > 0 or self.config.disconnect_grace is not None:
             self._reaper = threading.Thread(target=self._reap, name="mrlm-reaper", daemon=True)
             self._reaper.start()
         _log.info("serving %d envs on %s", len(self.servicer.catalog.ids), self.address)
@@ -98,18 +118,24 @@ class EnvServer:
 
     def stop(self, grace_s: float | None = None) -> None:
         """Stop gracefully: calls in flight get ``grace_s`` seconds (the config's when None), then every
-        session's env is closed. Idempotent; returns when done."""
+        session's env is closed (for at most as long again) and calls still running are given up on.
+        Idempotent; returns when done."""
         with self._stop_lock:
             if self._stopped.is_set():
                 return
             grace = self.config.grace_s if grace_s is None else grace_s
-            self._health.enter_graceful_shutdown()
-            self._server.stop(grace).wait()
+            self.health.shut_down()
+            finished = self._server.stop(grace)
+            # gRPC cancels the calls still open after the grace; a handler waiting for a slow env
+            # call does not notice, so it is not waited for beyond the grace either.
+            finished.wait(grace + 0.5)
             self._stop_reaper.set()
             if self._reaper is not None:  # let it finish closing what it took, before the workers go
-                self._reaper.join(timeout=grace + (self.config.call_timeout or 0.0) + 1.0)
+                self._reaper.join(timeout=1.0)
             sessions = self.store.take_all()
-            self.servicer.close_sessions(sessions)
+            self.servicer.close_sessions(sessions, until=time.monotonic() + max(grace, 1.0))
+            self._runner.release_waiters()
+            finished.wait(2.0)
             self._runner.shutdown()
             self._stopped.set()
         _log.info("stopped; closed %d sessions", len(sessions))
@@ -136,9 +162,17 @@ class EnvServer:
         return int(port)
 
     def _reap(self) -> None:
-        interval = min(max(self.config.idle_timeout_s / 4, 0.05), 10.0)
+        """Close the sessions that idled too long, and those whose client disconnected."""
+        idle_timeout, grace = self.config.idle_timeout_s, self.config.disconnect_grace
+        interval = min(max(idle_timeout / 4, 0.05), 10.0) if idle_timeout > 0 else 10.0
+        if grace is not None:
+            interval = min(interval, _DISCONNECT_POLL_S, grace / 2)
         while not self._stop_reaper.wait(interval):
-            self.servicer.close_sessions(self.store.take_idle(self.config.idle_timeout_s))
+            if idle_timeout > 0:
+                self.servicer.close_sessions(self.store.take_idle(idle_timeout))
+            peers = connected_peers() if grace is not None and len(self.store) else None
+            if grace is not None and peers is not None:
+                self.servicer.close_sessions(self.store.take_disconnected(peers, grace))
 
 
 def serve(config: ServerConfig | None = None, **fields: Any) -> EnvServer:

@@ -3,7 +3,13 @@
 Every env call runs on the runner with the per-call deadline. Failures become status codes with a
 readable message (see ``env.proto``); an exception raised by an env fails that call only, as INTERNAL
 naming the exception, and is logged with its traceback. A call that runs past the deadline is
-DEADLINE_EXCEEDED and its session is closed, since its env may be in any state.
+DEADLINE_EXCEEDED and its session is closed, since its env may be in any state; a call still waiting
+when the server stops is UNAVAILABLE.
+
+``OpenSession`` checks the client's keyword arguments before anything is built: their size
+(``max_kwargs_bytes``), their nesting, and what the env lets clients set (``Catalog.client_kwargs``).
+Each session remembers the connection (peer) of its latest call, so that the server can close the
+sessions of a client that disconnected.
 """
 
 from __future__ import annotations
@@ -11,16 +17,16 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, NoReturn, TypeVar
+from typing import NoReturn, TypeVar
 
 import grpc
 
 from mrlm.envs.server.catalog import Catalog
 from mrlm.envs.server.drivers import Driver
 from mrlm.envs.server.errors import RequestError
-from mrlm.envs.server.runner import Abandoned, CallTimedOut, Runner
+from mrlm.envs.server.payload import decode_client_object
+from mrlm.envs.server.runner import Abandoned, CallTimedOut, Runner, Stopped
 from mrlm.envs.server.sessions import Session, SessionStore
-from mrlm.proto.json_codec import decode_json_object
 from mrlm.proto.v1 import env_pb2 as pb
 from mrlm.proto.v1 import env_pb2_grpc
 
@@ -39,15 +45,22 @@ class EnvServicer(env_pb2_grpc.EnvServiceServicer):
         store: the open sessions.
         runner: where env calls run.
         call_timeout_s: deadline of one env call (opening, reset, step, render, close); None for none.
+        max_kwargs_bytes: largest ``kwargs_json`` of one OpenSession, in UTF-8 bytes; None for no cap.
     """
 
     def __init__(
-        self, catalog: Catalog, store: SessionStore, runner: Runner, call_timeout_s: float | None
+        self,
+        catalog: Catalog,
+        store: SessionStore,
+        runner: Runner,
+        call_timeout_s: float | None,
+        max_kwargs_bytes: int | None = None,
     ) -> None:
         self.catalog = catalog
         self.store = store
         self.runner = runner
         self.call_timeout_s = call_timeout_s
+        self.max_kwargs_bytes = max_kwargs_bytes
         self._listing: pb.ListEnvsResponse | None = None
         self._listing_lock = threading.Lock()
 
@@ -69,13 +82,19 @@ class EnvServicer(env_pb2_grpc.EnvServiceServicer):
     ) -> pb.OpenSessionResponse:
         try:
             kind = self.catalog.resolve_kind(request.env_id, request.kind)
-            kwargs = _json_object(request.kwargs_json, "kwargs_json")
-            with self.store.slot():
+            size = self._kwargs_size(request.kwargs_json)
+            sent = decode_client_object(request.kwargs_json, "kwargs_json")
+            kwargs = self.catalog.client_kwargs(request.env_id, kind, sent)
+            with self.store.slot(size):
                 driver = self._run(
                     lambda: self.catalog.build(request.env_id, kind, kwargs), on_abandon=_close
                 )
-                spec = self._run(lambda: driver.spec(request.env_id))
-                session = Session(request.env_id, driver)
+                try:
+                    spec = self._run(lambda: driver.spec(request.env_id))
+                except RequestError:
+                    self.runner.submit([driver.close])  # no session will ever close it
+                    raise
+                session = Session(request.env_id, driver, peer=context.peer(), kwargs_bytes=size)
                 self.store.add(session)
         except RequestError as error:
             _abort(context, error)
@@ -84,21 +103,21 @@ class EnvServicer(env_pb2_grpc.EnvServiceServicer):
 
     def Reset(self, request: pb.ResetRequest, context: grpc.ServicerContext) -> pb.ResetResponse:  # noqa: N802
         try:
-            state = self._in_session(request.session_id, _reset_call(request))
+            state = self._in_session(request.session_id, _reset_call(request), context)
         except RequestError as error:
             _abort(context, error)
         return pb.ResetResponse(state=state)
 
     def Step(self, request: pb.StepRequest, context: grpc.ServicerContext) -> pb.StepResponse:  # noqa: N802
         try:
-            state = self._in_session(request.session_id, lambda driver: driver.step(request))
+            state = self._in_session(request.session_id, lambda driver: driver.step(request), context)
         except RequestError as error:
             _abort(context, error)
         return pb.StepResponse(state=state)
 
     def Render(self, request: pb.RenderRequest, context: grpc.ServicerContext) -> pb.RenderResponse:  # noqa: N802
         try:
-            text = self._in_session(request.session_id, lambda driver: driver.render())
+            text = self._in_session(request.session_id, lambda driver: driver.render(), context)
         except RequestError as error:
             _abort(context, error)
         return pb.RenderResponse(text=text)
@@ -120,15 +139,16 @@ class EnvServicer(env_pb2_grpc.EnvServiceServicer):
     # Batched rpcs ---------------------------------------------------------------------------------
 
     def Batch(self, request: pb.BatchRequest, context: grpc.ServicerContext) -> pb.BatchResponse:  # noqa: N802
-        return pb.BatchResponse(results=self._batch(request.items))
+        return pb.BatchResponse(results=self._batch(request.items, context.peer()))
 
     def StepStream(  # noqa: N802
         self, request_iterator: Iterable[pb.BatchRequest], context: grpc.ServicerContext
     ) -> Iterator[pb.BatchResponse]:
+        peer = context.peer()
         for request in request_iterator:
-            yield pb.BatchResponse(results=self._batch(request.items))
+            yield pb.BatchResponse(results=self._batch(request.items, peer))
 
-    def _batch(self, items: Iterable[pb.BatchItem]) -> list[pb.BatchResult]:
+    def _batch(self, items: Iterable[pb.BatchItem], peer: str) -> list[pb.BatchResult]:
         """One result per item; each session's items run in order on one worker, sessions in parallel."""
         items = list(items)
         results: list[pb.BatchResult | None] = [None] * len(items)
@@ -149,6 +169,7 @@ class EnvServicer(env_pb2_grpc.EnvServiceServicer):
                 for index in indices:
                     results[index] = _error_result(error)
                 continue
+            session.peer = peer
             calls = [_item_call(session, items[index]) for index in indices]
             waiting.append((session, indices, self.runner.submit(calls)))
         for session, indices, chain in waiting:
@@ -165,15 +186,16 @@ class EnvServicer(env_pb2_grpc.EnvServiceServicer):
 
     # Closing ----------------------------------------------------------------------------------------
 
-    def close_sessions(self, sessions: Iterable[Session]) -> int:
-        """Close sessions taken out of the store, in parallel, each with the deadline.
+    def close_sessions(self, sessions: Iterable[Session], until: float | None = None) -> int:
+        """Close sessions taken out of the store, in parallel, each with the deadline (and all by
+        ``until``, a ``time.monotonic()`` instant, when given).
 
         Returns how many closes ran past it (their envs close whenever the stuck call returns).
         """
         chains = [(session, self.runner.submit([session.retire])) for session in sessions]
         late = 0
         for session, chain in chains:
-            if chain.wait(self.call_timeout_s)[1]:
+            if chain.wait(self.call_timeout_s, until)[1]:
                 late += 1
                 self.runner.replace_stuck_worker()
                 _log.warning("closing session %s (%s) ran past the deadline", session.id, session.env_id)
@@ -181,9 +203,10 @@ class EnvServicer(env_pb2_grpc.EnvServiceServicer):
 
     # Helpers --------------------------------------------------------------------------------------
 
-    def _in_session(self, session_id: str, fn: Callable[[Driver], _T]) -> _T:
+    def _in_session(self, session_id: str, fn: Callable[[Driver], _T], context: grpc.ServicerContext) -> _T:
         """Run ``fn`` on the session's driver with the deadline; a timed-out session is closed."""
         session = self.store.get(session_id)
+        session.peer = context.peer()
         outcomes, timed_out = self.runner.run(self.call_timeout_s, [lambda: session.call(fn)])
         if timed_out:
             self._timed_out(session)
@@ -218,6 +241,8 @@ class EnvServicer(env_pb2_grpc.EnvServiceServicer):
         if isinstance(outcome, CallTimedOut):
             closed = "; the session is closed" if session is not None else ""
             return RequestError(grpc.StatusCode.DEADLINE_EXCEEDED, f"{outcome}{where}{closed}")
+        if isinstance(outcome, Stopped):
+            return RequestError(grpc.StatusCode.UNAVAILABLE, f"{outcome}{where}; call again once it is back")
         if isinstance(outcome, Abandoned):
             return RequestError(
                 grpc.StatusCode.NOT_FOUND,
@@ -227,6 +252,20 @@ class EnvServicer(env_pb2_grpc.EnvServiceServicer):
         return RequestError(
             grpc.StatusCode.INTERNAL, f"the env raised {type(outcome).__name__}: {outcome}{where}"
         )
+
+    def _kwargs_size(self, text: str) -> int:
+        """The UTF-8 size of ``kwargs_json``; INVALID_ARGUMENT past ``max_kwargs_bytes``."""
+        limit = self.max_kwargs_bytes
+        # A character takes at least one byte: a text longer than the limit is refused uncounted.
+        size = len(text) if limit is not None and len(text) > limit else len(text.encode("utf-8"))
+        if limit is not None and size > limit:
+            raise RequestError(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                f"kwargs_json: the keyword arguments take {size} bytes or more, over the server's limit of "
+                f"{limit} (--max-kwargs-bytes); send fewer inline records, or have the operator allow a "
+                "records directory (--allow-records-dir) and send a path",
+            )
+        return size
 
     def _default_spec(self, env_id: str) -> pb.EnvSpec | None:
         """The spec of ``env_id`` built with default kwargs; None if it cannot be built."""
@@ -249,7 +288,7 @@ class EnvServicer(env_pb2_grpc.EnvServiceServicer):
 
 def _reset_call(request: pb.ResetRequest) -> Callable[[Driver], pb.EnvState]:
     seed = request.seed if request.HasField("seed") else None
-    options = _json_object(request.options_json, "options_json")
+    options = decode_client_object(request.options_json, "options_json")
     return lambda driver: driver.reset(seed, options)
 
 
@@ -264,13 +303,6 @@ def _item_call(session: Session, item: pb.BatchItem) -> Callable[[], pb.EnvState
         return run_reset
     step = item.step
     return lambda: session.call(lambda driver: driver.step(step))
-
-
-def _json_object(text: str, field: str) -> dict[str, Any]:
-    try:
-        return decode_json_object(text)
-    except ValueError as error:
-        raise RequestError(grpc.StatusCode.INVALID_ARGUMENT, f"{field}: {error}") from None
 
 
 def _error_result(error: RequestError) -> pb.BatchResult:

@@ -37,14 +37,19 @@ class Session:
     Args:
         env_id: the id the env was opened as.
         driver: drives the env instance; closed when the session closes.
+        peer: the connection of the client (``context.peer()``); each call updates it.
+        kwargs_bytes: the size of the keyword arguments it was opened with (the store's share).
     """
 
-    def __init__(self, env_id: str, driver: Driver) -> None:
+    def __init__(self, env_id: str, driver: Driver, peer: str = "", kwargs_bytes: int = 0) -> None:
         # Unguessable: with the token, the id is what lets a client act on an env.
         self.id = secrets.token_hex(16)
         self.env_id = env_id
         self.kind: EnvKind = driver.kind
         self.driver = driver
+        self.peer = peer
+        self.kwargs_bytes = kwargs_bytes
+        self.absent_since: float | None = None  # when its peer was first seen disconnected
         self._turn = threading.Lock()  # one env call at a time
         self._flags = threading.Lock()  # guards the fields below
         self._users = 0  # calls waiting for, or holding, the turn
@@ -102,24 +107,36 @@ class Session:
 
 
 class SessionStore:
-    """The open sessions, at most ``max_sessions`` of them (sessions being opened count too)."""
+    """The open sessions, at most ``max_sessions`` of them (sessions being opened count too), holding
+    at most ``max_kwargs_bytes`` bytes of keyword arguments together (inline records, mostly)."""
 
-    def __init__(self, max_sessions: int) -> None:
+    def __init__(self, max_sessions: int, max_kwargs_bytes: int | None = None) -> None:
         if max_sessions < 1:
             raise ValueError(f"max_sessions must be at least 1, got {max_sessions}")
         self.max_sessions = max_sessions
+        self.max_kwargs_bytes = max_kwargs_bytes
         self._sessions: dict[str, Session] = {}
         self._opening = 0
+        self._kwargs_bytes = 0  # of the open sessions and of those being opened
         self._lock = threading.Lock()
         self.opened_total = 0
+        # Whether channelz has ever named the peer of a session: only then is a peer missing from
+        # its list taken for a closed connection (peers named some other way are never reclaimed).
+        self._peers_agree = False
 
     def __len__(self) -> int:
         with self._lock:
             return len(self._sessions)
 
+    @property
+    def kwargs_bytes(self) -> int:
+        """Bytes of keyword arguments held by the open sessions (and those being opened)."""
+        return self._kwargs_bytes
+
     @contextmanager
-    def slot(self) -> Iterator[None]:
-        """Hold room for one session while it is built; RESOURCE_EXHAUSTED when there is none."""
+    def slot(self, kwargs_bytes: int = 0) -> Iterator[None]:
+        """Hold room for one session and its keyword arguments while it is built; RESOURCE_EXHAUSTED
+        when there is none. The bytes stay counted if the session is added, until it is taken out."""
         with self._lock:
             if len(self._sessions) + self._opening >= self.max_sessions:
                 raise RequestError(
@@ -127,15 +144,29 @@ class SessionStore:
                     f"the server holds its maximum of {self.max_sessions} sessions (--max-sessions); "
                     "close sessions you no longer use",
                 )
+            if (
+                self.max_kwargs_bytes is not None
+                and self._kwargs_bytes + kwargs_bytes > self.max_kwargs_bytes
+            ):
+                raise RequestError(
+                    grpc.StatusCode.RESOURCE_EXHAUSTED,
+                    f"the open sessions hold the server's maximum of {self.max_kwargs_bytes} bytes of keyword "
+                    "arguments (--max-kwargs-bytes-total); close sessions, or send fewer inline records",
+                )
             self._opening += 1
+            self._kwargs_bytes += kwargs_bytes
+        built = False
         try:
             yield
+            built = True
         finally:
             with self._lock:
                 self._opening -= 1
+                if not built:  # the session failed to open: its bytes were never held
+                    self._kwargs_bytes -= kwargs_bytes
 
     def add(self, session: Session) -> None:
-        """Register a new session (inside :meth:`slot`)."""
+        """Register a new session (inside :meth:`slot`, whose bytes it then holds)."""
         with self._lock:
             self._sessions[session.id] = session
             self.opened_total += 1
@@ -155,6 +186,8 @@ class SessionStore:
         """Remove and return the open session ``session_id`` (to close it); NOT_FOUND if there is none."""
         with self._lock:
             session = self._sessions.pop(session_id, None)
+            if session is not None:
+                self._kwargs_bytes -= session.kwargs_bytes
         if session is None:
             raise RequestError(grpc.StatusCode.NOT_FOUND, f"unknown session {session_id!r}")
         return session
@@ -163,7 +196,7 @@ class SessionStore:
         """Remove ``session`` if it is still registered (after a deadline, say)."""
         with self._lock:
             if self._sessions.get(session.id) is session:
-                del self._sessions[session.id]
+                self._remove(session)
 
     def take_idle(self, idle_timeout_s: float) -> list[Session]:
         """Remove and return the sessions idle for more than ``idle_timeout_s`` (to close them)."""
@@ -175,14 +208,54 @@ class SessionStore:
                 if (idle := session.idle_for(now)) is not None and idle > idle_timeout_s
             ]
             for session in expired:
-                del self._sessions[session.id]
+                self._remove(session)
         for session in expired:
             _log.info("session %s (%s) expired after %.3g s idle", session.id, session.env_id, idle_timeout_s)
         return expired
+
+    def take_disconnected(self, connected: frozenset[str], grace_s: float) -> list[Session]:
+        """Remove and return the sessions whose client's connection has been gone for ``grace_s``.
+
+        Args:
+            connected: the peers with an open connection now (see ``connections.connected_peers``).
+            grace_s: how long a session outlives its peer's connection.
+
+        A session with a call under way is kept (its client is waiting for the reply), and so is every
+        session until ``connected`` has named the peer of one: peers that channelz names differently
+        from ``context.peer()`` must not look disconnected.
+        """
+        now = time.monotonic()
+        gone: list[Session] = []
+        with self._lock:
+            if not self._peers_agree:
+                self._peers_agree = any(session.peer in connected for session in self._sessions.values())
+                if not self._peers_agree:
+                    return []
+            for session in self._sessions.values():
+                if not session.peer or session.peer in connected:
+                    session.absent_since = None
+                    continue
+                if session.absent_since is None:
+                    session.absent_since = now
+                if now - session.absent_since >= grace_s and session.idle_for(now) is not None:
+                    gone.append(session)
+            for session in gone:
+                self._remove(session)
+        for session in gone:
+            _log.info(
+                "session %s (%s): its client disconnected (%s)", session.id, session.env_id, session.peer
+            )
+        return gone
 
     def take_all(self) -> list[Session]:
         """Remove and return every session (to close them)."""
         with self._lock:
             sessions = list(self._sessions.values())
             self._sessions.clear()
+            self._kwargs_bytes -= sum(session.kwargs_bytes for session in sessions)
         return sessions
+
+    def _remove(self, session: Session) -> None:
+        """Unregister ``session`` (holding the lock)."""
+        del self._sessions[session.id]
+        self._kwargs_bytes -= session.kwargs_bytes
