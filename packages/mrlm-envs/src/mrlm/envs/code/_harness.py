@@ -1243,8 +1243,8 @@ def _names(peer: _Peer, entries: list[Any]) -> dict[str, Any]:
 
 def _own_digest() -> str | None:
     """SHA-256 of this file's text, when imported as a module (the sandbox's workers preload it):
-    a program whose copy of the harness has the same digest runs this module's :func:`main`
-    rather than defining everything again (see :func:`mrlm.envs.code.execution.harness_program`)."""
+    the program :func:`mrlm.envs.code.execution.bootstrap_program` runs this module's :func:`main`
+    when the digests match, rather than defining everything again."""
     try:
         import hashlib
 

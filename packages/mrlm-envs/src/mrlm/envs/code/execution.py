@@ -88,30 +88,33 @@ class Verdict:
 
 
 @lru_cache(maxsize=1)
+@lru_cache(maxsize=1)
 def harness_source() -> str:
     """The text of the harness script."""
     return resources.files("mrlm.envs.code").joinpath("_harness.py").read_text(encoding="utf-8")
 
 
-#: The program sent to the sandbox. The sandbox's workers import the harness module before any
-#: program runs (see ``mrlm.envs.sandbox``), so an execution only calls its ``main``: defining the
-#: harness's classes and functions in every execution would cost more than the rest of it. Where the
-#: worker holds no harness, or another version of it, the program runs its own copy.
+#: The exit status of :func:`bootstrap_program` where the sandbox's worker holds no harness, or
+#: another version of it.
+NOT_PRELOADED = 97
+
 _BOOTSTRAP = """import sys
 harness = sys.modules.get("mrlm.envs.code._harness")
-if harness is not None and getattr(harness, "SOURCE_SHA256", None) == {digest!r}:
-    harness.main()
-del harness
-exec(compile({source!r}, "<harness>", "exec"), globals())
+if harness is None or getattr(harness, "SOURCE_SHA256", None) != {digest!r}:
+    raise SystemExit({status})
+harness.main()
 """
 
 
 @lru_cache(maxsize=1)
-def harness_program() -> str:
-    """The program that runs the harness in the sandbox (see ``_BOOTSTRAP``)."""
-    source = harness_source()
-    digest = hashlib.sha256(source.encode("utf-8")).hexdigest()
-    return _BOOTSTRAP.format(digest=digest, source=source)
+def bootstrap_program() -> str:
+    """The program usually sent to the sandbox: it runs the harness its worker preloaded (see
+    ``mrlm.envs.sandbox``), when that is this very harness. Sending the harness itself, and defining
+    its classes and functions in every execution, would cost more than the rest of the execution;
+    where the worker lacks it, the program exits with :data:`NOT_PRELOADED` and :func:`judge` runs
+    the harness's own text instead."""
+    digest = hashlib.sha256(harness_source().encode("utf-8")).hexdigest()
+    return _BOOTSTRAP.format(digest=digest, status=NOT_PRELOADED)
 
 
 def judge(
@@ -143,7 +146,10 @@ def judge(
         "step_time_limit_s": step_time_limit_s,
         "error_chars": error_chars,
     }
-    result = sandbox.run(harness_program(), stdin=json.dumps(payload), limits=limits)
+    stdin = json.dumps(payload)
+    result = sandbox.run(bootstrap_program(), stdin=stdin, limits=limits)
+    if result.exit_code == NOT_PRELOADED and RESULT_MARKER not in result.stdout:
+        result = sandbox.run(harness_source(), stdin=stdin, limits=limits)
     total = len(task.tests)
     report, problem = read_report(result.stdout, nonce)
     if report is None:
