@@ -8,7 +8,8 @@ the same tests to one file and runs ``python -c``-style in a new interpreter, wh
 a reply costs without a sandbox. Both run in one process, alternating in rounds, so that whatever
 else the machine is doing weighs on both alike.
 
-Run: ``uv run python benchmarks/code_env_throughput.py --steps 600 --rounds 3``
+Run: ``uv run python benchmarks/code_env_throughput.py --steps 600 --rounds 3`` (``--threads 4``: four
+envs stepping at once, each one episode at a time, as a trainer's rollout workers would).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import statistics
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import gymnasium
 
@@ -44,20 +46,30 @@ def replies() -> list[tuple[int, str]]:
     return chosen
 
 
-def sandboxed(pairs: list[tuple[int, str]], steps: int, counter: list[int]) -> tuple[float, int]:
-    """Seconds for ``steps`` single-step episodes, and how many scored full reward."""
-    env = gymnasium.make("mrlm/Code-v0")
-    solved = 0
+def sandboxed(
+    pairs: list[tuple[int, str]], steps: int, counter: list[int], threads: int = 1
+) -> tuple[float, int]:
+    """Seconds for ``steps`` single-step episodes, and how many scored full reward; with ``threads``
+    > 1, that many envs step their own episodes at the same time (steps split between them)."""
+    envs = [gymnasium.make("mrlm/Code-v0") for _ in range(threads)]
+    first = counter[0]
+    counter[0] += steps
+
+    def play(index: int) -> int:
+        env, solved = envs[index], 0
+        for number in range(first + index, first + steps, threads):
+            seed, solution = pairs[number % len(pairs)]
+            env.reset(seed=seed)
+            _, reward, _, _, _ = env.step(f"```python\n# reply {number}\n{solution}\n```")
+            solved += reward == 1.0
+        return solved
+
     start = time.perf_counter()
-    for _ in range(steps):
-        seed, solution = pairs[counter[0] % len(pairs)]
-        counter[0] += 1
-        env.reset(seed=seed)
-        reply = f"```python\n# reply {counter[0]}\n{solution}\n```"
-        _, reward, _, _, _ = env.step(reply)
-        solved += reward == 1.0
+    with ThreadPoolExecutor(max_workers=threads) as executor:
+        solved = sum(executor.map(play, range(threads)))
     elapsed = time.perf_counter() - start
-    env.close()
+    for env in envs:
+        env.close()
     return elapsed, solved
 
 
@@ -83,13 +95,16 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=600, help="episodes per round for the sandboxed env")
     parser.add_argument("--baseline-steps", type=int, default=100, help="runs per round for fresh python")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument(
+        "--threads", type=int, default=1, help="envs stepping at once (1: one episode at a time)"
+    )
     args = parser.parse_args()
     pairs = replies()
     counter = [0]
     sandboxed(pairs, 30, counter)  # warm-up: workers, caches
     env_rates, base_rates, env_solved, base_passed = [], [], 0, 0
     for _ in range(args.rounds):
-        seconds, solved = sandboxed(pairs, args.steps, counter)
+        seconds, solved = sandboxed(pairs, args.steps, counter, args.threads)
         env_rates.append(args.steps / seconds)
         env_solved += solved
         seconds, passed = fresh_python(pairs, args.baseline_steps, counter)
@@ -104,6 +119,7 @@ def main() -> None:
         "problems": len(pairs),
         "code_env": {
             "steps_per_round": args.steps,
+            "threads": args.threads,
             "steps_per_s_median": round(env_rate, 1),
             "steps_per_s_rounds": [round(rate, 1) for rate in env_rates],
             "full_reward_share": round(env_solved / (args.steps * args.rounds), 4),

@@ -15,6 +15,7 @@ BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 SMOKE_ARGS: dict[str, list[str]] = {
     "env_throughput.py": ["--episodes", "50"],
     "sandbox_throughput.py": ["--executions", "20", "--baseline-executions", "4", "--concurrency", "2"],
+    "code_env_throughput.py": ["--steps", "10", "--baseline-steps", "2", "--rounds", "1", "--threads", "2"],
     "grpo_throughput.py": ["--steps", "3", "--library", "mrlm"],
     "remote_latency.py": ["--steps", "100", "--duration", "0.3", "--clients", "1,8", "--vector-envs", "8"],
 }

@@ -467,3 +467,35 @@ def test_objects_of_the_solutions_own_class_are_compared_as_it_says(make_env: An
     )
     info = _run(make_env, task, code)
     assert (info["outcome"], info["reward"]) == ("passed", 1.0), info["results"]
+
+
+#: A task whose tests hand the solution a function of their own.
+APPLY = CodeTask(
+    "apply_all",
+    "apply_all",
+    "",
+    'def apply_all(function, values: list) -> list:\n    """function(value) for each value."""\n',
+    "EXPECTED = [2, 4, 6]\n",
+    (
+        TestStep("assert apply_all(lambda x: x * 2, [1, 2, 3]) == EXPECTED"),
+        TestStep("assert apply_all(str, [1]) == ['1']"),
+        TestStep("assert apply_all(getattr, []) == []"),
+    ),
+)
+
+
+def test_functions_of_the_tests_can_be_called_by_the_solution_and_nothing_more(make_env: Any) -> None:
+    honest = "def apply_all(function, values):\n    return [function(value) for value in values]\n"
+    info = _run(make_env, APPLY, honest)
+    # getattr is never handed to the solution: through it, the judge's globals would be in reach.
+    assert (info["passed"], info["results"][2]["error"]) == (
+        2,
+        "TypeError: getattr cannot be passed to the solution",
+    )
+    snooping = (
+        "def apply_all(function, values):\n"
+        "    return function.__globals__['EXPECTED']\n"  # the tests' own namespace, if it were reachable
+    )
+    info = _run(make_env, APPLY, snooping)
+    assert info["passed"] == 0, info["results"]
+    assert "AttributeError" in info["results"][0]["error"]

@@ -491,6 +491,33 @@ _JUDGE_OPERATIONS: dict[str, Any] = {
     "contains": lambda container, item: item in container,
 }
 
+#: Callables of the tests that are never handed to the solution: called by it in the judge, they
+#: would reach the judge's objects and globals or run code there.
+_NOT_LENT = tuple(
+    getattr(builtins, name)
+    for name in (
+        "getattr",
+        "setattr",
+        "delattr",
+        "eval",
+        "exec",
+        "compile",
+        "globals",
+        "locals",
+        "vars",
+        "open",
+        "__import__",
+        "breakpoint",
+        "input",
+        "dir",
+        "type",
+        "object",
+        "super",
+        "help",
+    )
+    if hasattr(builtins, name)
+)
+
 #: The built-in exceptions a remote exception may become, by name; any other is a RemoteError.
 _EXCEPTIONS = {
     name: value
@@ -561,6 +588,9 @@ class _Peer:
         return (_encode(value, out), out.attachments) == before
 
     def export(self, value: Any) -> dict[str, Any]:
+        """A handle on ``value``, which stays here, for the other end to use."""
+        if self.judge and any(value is power for power in _NOT_LENT):
+            raise TypeError(f"{_text(getattr(value, '__name__', '?'), 100)} cannot be passed to the solution")
         handle = self.handles.get(id(value))
         if handle is None:
             handle = len(self.objects) + 1
@@ -1241,15 +1271,23 @@ def _names(peer: _Peer, entries: list[Any]) -> dict[str, Any]:
     return names
 
 
-def _own_digest() -> str | None:
-    """SHA-256 of this file's text, when imported as a module (the sandbox's workers preload it):
-    the program :func:`mrlm.envs.code.execution.bootstrap_program` runs this module's :func:`main`
-    when the digests match, rather than defining everything again."""
-    try:
-        import hashlib
+def source_stamp(text: str) -> str:
+    """A version stamp of the harness's text: its length and CRC-32. The text comes from the
+    package's own file on both sides, so this tells versions apart and needs no cryptographic hash
+    (whose module would load a crypto library into every sandbox worker)."""
+    import zlib
 
+    data = text.encode("utf-8")
+    return f"{len(data)}-{zlib.crc32(data):08x}"
+
+
+def _own_stamp() -> str | None:
+    """:func:`source_stamp` of this file, when imported as a module (the sandbox's workers preload
+    it): :func:`mrlm.envs.code.execution.bootstrap_program` runs this module's :func:`main` when the
+    stamps match, rather than defining everything again."""
+    try:
         with open(__file__, encoding="utf-8") as handle:
-            return hashlib.sha256(handle.read().encode("utf-8")).hexdigest()
+            return source_stamp(handle.read())
     except Exception:
         return None
 
@@ -1257,4 +1295,4 @@ def _own_digest() -> str | None:
 if __name__ == "__main__":
     main()
 else:
-    SOURCE_SHA256 = _own_digest()
+    SOURCE_STAMP = _own_stamp()

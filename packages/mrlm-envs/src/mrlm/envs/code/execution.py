@@ -11,7 +11,6 @@ anything stays on its side. Nothing of the program runs in this process either.
 from __future__ import annotations
 
 import ast
-import hashlib
 import json
 import secrets
 import warnings
@@ -20,7 +19,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any, Literal
 
-from mrlm.envs.code._harness import RESULT_MARKER
+from mrlm.envs.code._harness import RESULT_MARKER, source_stamp
 from mrlm.envs.code.asserts import explained
 from mrlm.envs.code.program import Program
 from mrlm.envs.code.tasks import CodeTask
@@ -100,7 +99,7 @@ NOT_PRELOADED = 97
 
 _BOOTSTRAP = """import sys
 harness = sys.modules.get("mrlm.envs.code._harness")
-if harness is None or getattr(harness, "SOURCE_SHA256", None) != {digest!r}:
+if harness is None or getattr(harness, "SOURCE_STAMP", None) != {stamp!r}:
     raise SystemExit({status})
 harness.main()
 """
@@ -113,8 +112,7 @@ def bootstrap_program() -> str:
     its classes and functions in every execution, would cost more than the rest of the execution;
     where the worker lacks it, the program exits with :data:`NOT_PRELOADED` and :func:`judge` runs
     the harness's own text instead."""
-    digest = hashlib.sha256(harness_source().encode("utf-8")).hexdigest()
-    return _BOOTSTRAP.format(digest=digest, status=NOT_PRELOADED)
+    return _BOOTSTRAP.format(stamp=source_stamp(harness_source()), status=NOT_PRELOADED)
 
 
 def judge(
