@@ -160,8 +160,11 @@ def _send(fd: int, message: object, attachments: list[bytes] | None = None) -> N
     size = sum(map(len, parts))
     if size > MAX_MESSAGE_BYTES:
         raise ValueError(f"the value is too large to pass ({size} bytes)")
-    for part in parts:
-        view = memoryview(part)
+    # One system call for the whole message where the pipe takes it: each write wakes the reader,
+    # which would otherwise run once per part only to find the message incomplete.
+    written = os.writev(fd, parts)
+    if written < size:
+        view = memoryview(b"".join(parts))[written:]
         while view:
             view = view[os.write(fd, view) :]
 
@@ -224,14 +227,14 @@ class _Out:
 
 class _In:
     """What decoding one message needs: how to make references (``resolve(tag, data)``), the
-    message's attachments, and, filled while decoding, the packed bytes each unpacked list came from
-    (by the list's id; see :meth:`_Peer.snapshot`)."""
+    message's attachments, and, filled while decoding, the ids of the lists that came packed (see
+    :meth:`_Peer.snapshot`)."""
 
     __slots__ = ("attachments", "resolve", "unpacked")
 
     def __init__(self, resolve: Any, attachments: list[bytes]) -> None:
         self.resolve, self.attachments = resolve, attachments
-        self.unpacked: dict[int, tuple[str, bytes]] = {}
+        self.unpacked: set[int] = set()
 
 
 def _encode(value: Any, out: _Out, depth: int = 0) -> Any:
@@ -353,7 +356,7 @@ def _decode(data: Any, into: _In, depth: int = 0) -> Any:
         items = words.tolist()
         if tag == "d" and any(item != item for item in items):
             items = [item if item == item else into.resolve("nan", item) for item in items]
-        into.unpacked[id(items)] = (tag, packed)
+        into.unpacked.add(id(items))
         return items
     if tag == "int":
         return int(_string(raw), 16)
@@ -568,22 +571,18 @@ class _Peer:
 
     def snapshot(self, value: Any, came_in: _In) -> Any:
         """What ``value`` (a list, dict, set or bytearray received in ``came_in``) holds now, in a
-        form that later changes to it leave alone: the packed bytes it came from, or its encoding."""
-        packed = came_in.unpacked.get(id(value))
-        if packed is not None:
-            return packed
+        form that later changes to it leave alone: a shallow copy of a list that came packed (it
+        holds only numbers, which nothing can change), else its encoding."""
+        if id(value) in came_in.unpacked:
+            return ("packed", list(value))
         out = self.out()
         encoded = _encode(value, out)
         return (list(encoded) if encoded is value else encoded), out.attachments  # atoms: itself
 
     def unchanged(self, value: Any, before: Any) -> bool:
         """Whether ``value`` still holds what :meth:`snapshot` saw."""
-        if type(before) is tuple and len(before) == 2 and type(before[0]) is str:  # packed
-            code, packed = before
-            try:
-                return type(value) is list and array.array(code, value).tobytes() == packed
-            except (TypeError, OverflowError):
-                return False
+        if before[0] == "packed":
+            return type(value) is list and value == before[1]
         out = self.out()
         return (_encode(value, out), out.attachments) == before
 
