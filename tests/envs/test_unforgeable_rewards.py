@@ -251,15 +251,15 @@ COOP_HELPER = "def digit_sum(n):\n    return sum(int(digit) for digit in str(n))
 COOP_MAIN_RIGHT = "while n >= 10:\n    n = digit_sum(n)\nreturn n"
 
 
-def _coop_env() -> Any:
+def _team_env(env_id: str, weights: dict[str, float]) -> Any:
+    """A parallel team env made as users make it, one round, only the tests counted."""
     return pettingzoo.make(
-        "parallel",
-        "mrlm/CoopCode-v0",
-        max_turns=1,
-        weights=COOP_WEIGHTS,
-        time_limit_s=20.0,
-        test_time_limit_s=5.0,
+        "parallel", env_id, max_turns=1, weights=weights, time_limit_s=20.0, test_time_limit_s=5.0
     )
+
+
+def _coop_env() -> Any:
+    return _team_env("mrlm/CoopCode-v0", COOP_WEIGHTS)
 
 
 @pytest.mark.parametrize("route", ROUTES)
@@ -295,14 +295,7 @@ CLASS_NEEDLE = ["def test_add_", "item_2"]
 
 
 def _class_env() -> Any:
-    return pettingzoo.make(
-        "parallel",
-        "mrlm/ClassCompletion-v0",
-        max_turns=1,
-        weights=CLASS_WEIGHTS,
-        time_limit_s=20.0,
-        test_time_limit_s=5.0,
-    )
+    return _team_env("mrlm/ClassCompletion-v0", CLASS_WEIGHTS)
 
 
 def _hostile_method(name: str, helpers: str) -> str:

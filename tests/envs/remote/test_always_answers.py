@@ -180,29 +180,35 @@ def test_the_sessions_of_a_killed_client_are_closed_within_seconds() -> None:
         server.stop(grace_s=0)
 
 
+def _terminate_during_a_step(server: Any, env: Any, action: str, running_s: float, within_s: float) -> None:
+    """Start ``env.step(action)``, check health while it runs, SIGTERM the server: it must exit
+    within ``within_s`` and the step must fail with UNAVAILABLE or CANCELLED."""
+    errors: list[BaseException] = []
+
+    def step() -> None:
+        try:
+            env.step(action)
+        except BaseException as error:
+            errors.append(error)
+
+    stepping = threading.Thread(target=step, daemon=True)
+    stepping.start()
+    time.sleep(running_s)  # the call is under way on the server
+    _check_health(server.address)  # answered while the env call runs
+    assert stepping.is_alive()
+    started = time.monotonic()
+    assert server.terminate(timeout_s=30) == 0
+    assert time.monotonic() - started < within_s  # the grace period, then closing, not the whole call
+    stepping.join(timeout=5)
+    assert errors and getattr(errors[0], "code", "") in ("UNAVAILABLE", "CANCELLED")
+
+
 def test_sigterm_during_a_long_env_call_exits_after_the_grace_period(tmp_path: Path) -> None:
     server = start_server(tmp_path / "server.log", "--envs", PROBE_ID, "--grace-s", "1")
-    errors: list[BaseException] = []
     try:
         env = RemoteEnv(server.address, PROBE_ID, delay_s=30.0)
         env.reset(seed=0)
-
-        def step() -> None:
-            try:
-                env.step("slow")
-            except BaseException as error:
-                errors.append(error)
-
-        stepping = threading.Thread(target=step, daemon=True)
-        stepping.start()
-        time.sleep(0.3)  # the step sleeps on the server
-        _check_health(server.address)  # answered while the env call runs
-        assert stepping.is_alive()
-        started = time.monotonic()
-        assert server.terminate(timeout_s=20) == 0
-        assert time.monotonic() - started < 4.0  # 1 s of grace, then closing, not the 30 s call
-        stepping.join(timeout=5)
-        assert errors and getattr(errors[0], "code", "") in ("UNAVAILABLE", "CANCELLED")
+        _terminate_during_a_step(server, env, "slow", running_s=0.3, within_s=4.0)
         env.close()
     finally:
         if server.process.poll() is None:
@@ -212,28 +218,12 @@ def test_sigterm_during_a_long_env_call_exits_after_the_grace_period(tmp_path: P
 @pytest.mark.slow
 def test_sigterm_during_a_long_sandbox_run_exits_after_the_grace_period(tmp_path: Path) -> None:
     server = start_server(tmp_path / "server.log", "--envs", "mrlm/Code-v0", "--grace-s", "1")
-    errors: list[BaseException] = []
     try:
         env = RemoteEnv(server.address, "mrlm/Code-v0")
         env.reset(seed=0)
         reply = "```python\nimport time\nwhile True:\n    time.sleep(0.01)\n```"
-
-        def step() -> None:
-            try:
-                env.step(reply)
-            except BaseException as error:
-                errors.append(error)
-
-        stepping = threading.Thread(target=step, daemon=True)
-        stepping.start()
-        time.sleep(1.0)  # the program runs in the sandbox, up to its 10 s limit
-        _check_health(server.address)
-        assert stepping.is_alive()
-        started = time.monotonic()
-        assert server.terminate(timeout_s=30) == 0
-        assert time.monotonic() - started < 5.0
-        stepping.join(timeout=5)
-        assert errors and getattr(errors[0], "code", "") in ("UNAVAILABLE", "CANCELLED")
+        # The program runs in the sandbox, up to its 10 s limit.
+        _terminate_during_a_step(server, env, reply, running_s=1.0, within_s=5.0)
         env.close()
     finally:
         if server.process.poll() is None:
