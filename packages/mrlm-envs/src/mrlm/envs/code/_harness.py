@@ -58,6 +58,7 @@ import array
 import builtins
 import contextlib
 import fcntl
+import itertools
 import json
 import math
 import operator
@@ -256,6 +257,8 @@ def _encode(value: Any, out: _Out, depth: int = 0) -> Any:
                 return packed
         if _JSON_ATOMS.issuperset(types):  # the common case, at C speed
             return value
+        if types == {tuple} and _JSON_ATOMS.issuperset(map(type, itertools.chain.from_iterable(value))):
+            return {"$": "rows", "v": value}  # tuples of plain values: json writes each as an array
         return [_encode(item, out, depth + 1) for item in value]
     if kind is tuple or kind is set or kind is frozenset:
         return {"$": kind.__name__, "v": [_encode(item, out, depth + 1) for item in value]}
@@ -358,6 +361,14 @@ def _decode(data: Any, into: _In, depth: int = 0) -> Any:
             items = [item if item == item else into.resolve("nan", item) for item in items]
         into.unpacked.add(id(items))
         return items
+    if tag == "rows":  # see _encode: a list of tuples of plain values
+        rows = _listed(raw)
+        if {list}.issuperset(map(type, rows)):
+            kinds = set(map(type, itertools.chain.from_iterable(rows)))
+            nan = float in kinds and any(item != item for item in itertools.chain.from_iterable(rows))
+            if _JSON_ATOMS.issuperset(kinds) and not nan:
+                return list(map(tuple, rows))
+        return [tuple(_decode(item, into, depth + 2) for item in _listed(row)) for row in rows]
     if tag == "int":
         return int(_string(raw), 16)
     if tag == "bytes":
@@ -555,6 +566,9 @@ class _Peer:
         self.objects: dict[int, Any] = {}  # handle -> own object, kept alive so handles stay unique
         self.handles: dict[int, int] = {}  # id(own object) -> handle
         self.proxies: dict[int, Any] = {}  # the other end's handle -> its stand-in here
+        self.kinds: dict[type, int] = {}  # a number for the type of each object exported
+        #: (type number, name) of the other end's attributes that were methods (see Remote).
+        self.methods: set[tuple[int, str]] = set()
         self.gone: str | None = None
         self.pid = 0
         self.incoming = _In(self._resolve, [])  # the message received last
@@ -594,7 +608,8 @@ class _Peer:
         if handle is None:
             handle = len(self.objects) + 1
             self.objects[handle], self.handles[id(value)] = value, handle
-        return {"$": "h", "v": handle, "t": _text(type(value).__name__, 100)}
+        kind = self.kinds.setdefault(type(value), len(self.kinds) + 1)
+        return {"$": "h", "v": handle, "t": _text(type(value).__name__, 100), "k": kind}
 
     def _reference(self, value: Any, depth: int, out: _Out) -> Any:
         if type(value) is self.proxy:
@@ -607,6 +622,8 @@ class _Peer:
     def _resolve(self, tag: str, data: Any) -> Any:
         if tag == "nan":
             return SolutionNaN(data) if self.judge else data
+        if tag == "m":
+            return _METHOD
         handle = data.get("v")
         if type(handle) is not int:
             raise ValueError("a malformed reference")
@@ -616,7 +633,8 @@ class _Peer:
             raise ValueError(f"an unknown tag {tag!r}")
         stand_in = self.proxies.get(handle)
         if stand_in is None:
-            stand_in = self.proxies[handle] = self.proxy(self, handle, _text(data.get("t"), 100))
+            kind = data.get("k") if type(data.get("k")) is int else None
+            stand_in = self.proxies[handle] = self.proxy(self, handle, _text(data.get("t"), 100), kind)
         return stand_in
 
     # -- exchanges
@@ -688,6 +706,10 @@ class _Peer:
         came_in = self.incoming
         target = self.objects[handle]
         args = [self.decode(item) for item in raw_args]
+        if operation == "call_method" and not self.judge:  # the judge's objects lend no attributes
+            if not args or type(args[0]) is not str:
+                raise ValueError("a malformed method call")
+            target, operation = getattr(target, args.pop(0)), "call"  # what the name holds now
         if operation == "call":
             kwargs = {key: self.decode(value) for key, value in raw_kwargs.items()}
             passed: list[tuple[Any, Any]] = [] if self.judge else [*enumerate(args), *kwargs.items()]
@@ -706,6 +728,8 @@ class _Peer:
                 return ["stop"]
         else:
             result = self.operations[operation](target, *args)
+        if operation == "getattr" and getattr(result, "__self__", None) is target and callable(result):
+            return ["ok", {"$": "m", "v": 0}]  # a method of the object: the judge calls it by name
         if operation in _LIVE_RESULTS and isinstance(result, _MUTABLE):
             return ["ok", self.export(result)]  # the tests may change it in place: it stays here
         return ["ok", _encode(result, out)]
@@ -907,7 +931,7 @@ class _Borrowed:
 
     __slots__ = ("_handle", "_peer", "_type")
 
-    def __init__(self, peer: _Peer, handle: int, type_name: str) -> None:
+    def __init__(self, peer: _Peer, handle: int, type_name: str, kind: int | None = None) -> None:
         self._peer, self._handle, self._type = peer, handle, type_name
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -981,12 +1005,13 @@ class Remote:
     :func:`_operator`): a list attribute compares as the list it holds now.
     """
 
-    __slots__ = ("_handle", "_peer", "_type")
+    __slots__ = ("_handle", "_kind", "_peer", "_type")
 
-    def __init__(self, peer: _Peer, handle: int, type_name: str) -> None:
+    def __init__(self, peer: _Peer, handle: int, type_name: str, kind: int | None = None) -> None:
         object.__setattr__(self, "_peer", peer)
         object.__setattr__(self, "_handle", handle)
         object.__setattr__(self, "_type", type_name)
+        object.__setattr__(self, "_kind", kind)
 
     def _ask(self, operation: str, *args: Any) -> Any:
         peer: _Peer = object.__getattribute__(self, "_peer")
@@ -1008,12 +1033,23 @@ class Remote:
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__") and name.endswith("__"):
             raise AttributeError(name)  # protocols the tests' libraries probe for stay local
-        return self._ask("getattr", name)
+        peer: _Peer = object.__getattribute__(self, "_peer")
+        kind = object.__getattribute__(self, "_kind")
+        if (kind, name) in peer.methods:  # a method of its type: no need to ask again
+            return _Method(self, name)
+        value = self._ask("getattr", name)
+        if value is _METHOD:
+            if kind is not None:
+                peer.methods.add((kind, name))
+            return _Method(self, name)
+        return value
 
     def __setattr__(self, name: str, value: Any) -> None:
+        object.__getattribute__(self, "_peer").methods.discard((object.__getattribute__(self, "_kind"), name))
         self._ask("setattr", name, value)
 
     def __delattr__(self, name: str) -> None:
+        object.__getattribute__(self, "_peer").methods.discard((object.__getattribute__(self, "_kind"), name))
         self._ask("delattr", name)
 
     def __iter__(self) -> Any:
@@ -1092,6 +1128,41 @@ class Remote:
     __rfloordiv__ = _operator("floordiv", "//", operator.floordiv, reflected=True)
     __rmod__ = _operator("mod", "%", operator.mod, reflected=True)
     __rpow__ = _operator("pow", "**", operator.pow, reflected=True)
+
+
+#: What the solution's process answers for an attribute that is a method of the object.
+_METHOD = object()
+
+
+class _Method:
+    """A method of an object of the solution, seen from the judge: calling it is one request, in
+    which the solution's process looks the name up on the object and calls what it holds then.
+    Once an attribute of a type was a method, the judge asks no more for it on objects of that
+    type (reading it again as a value, not calling it, would not see it turned into data)."""
+
+    __slots__ = ("_name", "_owner")
+
+    def __init__(self, owner: Remote, name: str) -> None:
+        self._owner, self._name = owner, name
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        peer: _Peer = object.__getattribute__(self._owner, "_peer")
+        handle = object.__getattribute__(self._owner, "_handle")
+        answer = peer.ask("call_method", handle, (self._name, *args), kwargs)
+        result = peer.result(answer)
+        if len(answer) == 3 and type(answer[2]) is list:
+            for copied in answer[2]:
+                _copy_back(peer, args, kwargs, copied)
+        return result
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is _Method and other._owner is self._owner and other._name == self._name
+
+    def __hash__(self) -> int:
+        return hash((id(self._owner), self._name))
+
+    def __repr__(self) -> str:
+        return f"<method {self._name} of {self._owner!r}>"
 
 
 def _copy_back(peer: _Peer, args: tuple[Any, ...], kwargs: dict[str, Any], copied: Any) -> None:
