@@ -252,7 +252,7 @@ def _encode(value: Any, out: _Out, depth: int = 0) -> Any:
     if kind is list:
         types = set(map(type, value))
         if len(value) >= _PACK_MIN and len(types) == 1:
-            packed = _packed(value, types.pop(), out)
+            packed = _packed(value, next(iter(types)), out)
             if packed is not None:
                 return packed
         if _JSON_ATOMS.issuperset(types):  # the common case, at C speed
@@ -318,7 +318,7 @@ def _encode_stdlib(tag: str, value: Any, out: _Out) -> Any:
         return {"$": tag, "v": str(value)}
     if tag == "timedelta":
         return {"$": tag, "v": [value.days, value.seconds, value.microseconds]}
-    if value.tzinfo is not None:
+    if getattr(value, "tzinfo", None) is not None:
         return out.reference(value, 0, out)  # time zones are objects: it stays behind
     return {"$": tag, "v": value.isoformat()}
 

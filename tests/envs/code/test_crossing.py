@@ -1,0 +1,143 @@
+"""What crosses between the tests and the solution's process, and how (see mrlm.envs.code._harness).
+
+Each case is a task whose tests pin one rule of the boundary; the solution is honest, so a failing
+test means the rule is broken, not that the solution is.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from mrlm.envs.code import CodeTask, TestStep, build_program, judge
+from mrlm.envs.sandbox import Limits, Sandbox
+
+LIMITS = Limits(wall_time_s=20.0, cpu_time_s=20.0)
+
+
+def _verdict(
+    sandbox: Sandbox, entry_point: str, solution: str, *tests: str, setup: str = ""
+) -> list[str | None]:
+    task = CodeTask(entry_point, entry_point, "", "", setup, tuple(TestStep(test) for test in tests))
+    verdict = judge(build_program(task, solution), task, sandbox, LIMITS, step_time_limit_s=10.0)
+    assert verdict.outcome in ("passed", "failed"), verdict
+    return [result.error for result in verdict.results]
+
+
+def test_values_of_every_supported_type_arrive_as_the_tests_built_them(sandbox: Sandbox) -> None:
+    solution = "def echo(value):\n    return value\n"
+    values = [
+        "None",
+        "True",
+        "-7",
+        "2**5000",
+        "1.5",
+        "-0.0",
+        "float('inf')",
+        "3+4j",
+        "'text \\ud800'",
+        "b'\\x00\\xff'",
+        "bytearray(b'ab')",
+        "(1, (2, 3))",
+        "[1, [2, None]]",
+        "{1: 'a', (2, 3): [4]}",
+        "{1, 2}",
+        "frozenset({3})",
+        "range(1, 10, 2)",
+        "Fraction(1, 3)",
+        "Decimal('1.10')",
+        "date(2026, 1, 2)",
+        "datetime(2026, 1, 2, 3, 4)",
+        "time(5, 6)",
+        "timedelta(days=1, seconds=2)",
+        "list(range(100_000))",
+        "[0.5] * 1000",
+        "[(i, str(i)) for i in range(1000)]",
+        "[{i: [i]} for i in range(100)]",
+        "[{i} for i in range(100)]",
+    ]
+    tests = [
+        f"value = {value}\nassert echo(value) == value and type(echo(value)) is type(value)"
+        for value in values
+    ]
+    setup = "from fractions import Fraction\nfrom decimal import Decimal\nfrom datetime import date, datetime, time, timedelta\n"
+    errors = _verdict(sandbox, "echo", solution, *tests, setup=setup)
+    assert errors == [None] * len(values), [
+        (value, error) for value, error in zip(values, errors, strict=True) if error
+    ]
+
+
+def test_in_place_changes_to_arguments_come_back_and_untouched_ones_stay(sandbox: Sandbox) -> None:
+    solution = (
+        "def fill(values, mapping, seen):\n"
+        "    values.append(len(values))\n    mapping['n'] = 1\n    return None\n"
+    )
+    tests = (
+        "values, mapping, seen = [0] * 100, {}, {1}\nfill(values, mapping, seen)\n"
+        "assert values == [0] * 100 + [100] and mapping == {'n': 1} and seen == {1}",
+    )
+    assert _verdict(sandbox, "fill", solution, *tests) == [None]
+
+
+def test_objects_of_the_solution_stay_behind_and_their_methods_see_their_state(sandbox: Sandbox) -> None:
+    solution = (
+        "class Bag:\n"
+        "    def __init__(self):\n        self.items = []\n"
+        "    def add(self, item):\n        self.items.append(item)\n        return len(self.items)\n"
+        "    def count(self):\n        return len(self.items)\n"
+    )
+    tests = (
+        # Repeated calls of the same method, on two objects of one type.
+        "first, second = Bag(), Bag()\nassert [first.add(i) for i in range(3)] == [1, 2, 3]\n"
+        "assert second.add('x') == 1 and first.count() == 3 and second.count() == 1",
+        # An attribute holding a list is the object's own list: a test's change shows in its methods.
+        "bag = Bag()\nbag.items.append('kept')\nassert bag.count() == 1 and bag.items == ['kept']",
+        # A method turned into a plain function on one object: a call runs what the name holds then.
+        "bag = Bag()\nbag.add(1)\nbag.count = lambda: 'shadowed'\nassert bag.count() == 'shadowed'",
+    )
+    errors = _verdict(sandbox, "Bag", solution, *tests)
+    assert errors[:2] == [None, None], errors
+    # Lambdas of the tests cross as call-only handles: setting one as an attribute works, and calling it
+    # from the tests calls the tests' own function through the solution's object.
+    assert errors[2] is None, errors
+
+
+def test_exceptions_come_back_as_built_in_ones_with_their_arguments(sandbox: Sandbox) -> None:
+    solution = (
+        "class Mine(Exception):\n    pass\n"
+        "def fail(kind):\n"
+        "    if kind == 'key':\n        raise KeyError('missing')\n"
+        "    if kind == 'mine':\n        raise Mine('own type')\n"
+        "    raise ValueError(kind)\n"
+    )
+    tests = (
+        "try:\n    fail('key')\nexcept KeyError as error:\n    assert error.args == ('missing',)\nelse:\n    raise AssertionError",
+        "try:\n    fail('bad')\nexcept ValueError as error:\n    assert str(error) == 'bad'\nelse:\n    raise AssertionError",
+        "fail('mine')",
+    )
+    errors = _verdict(sandbox, "fail", solution, *tests)
+    assert errors[:2] == [None, None], errors
+    assert errors[2] is not None and errors[2].startswith("RemoteError: Mine: own type"), errors
+
+
+def test_generators_and_iterators_are_iterated_remotely(sandbox: Sandbox) -> None:
+    solution = "def count_up(limit):\n    yield from range(limit)\n"
+    tests = (
+        "assert list(count_up(5)) == [0, 1, 2, 3, 4]",
+        "it = count_up(3)\nassert next(it) == 0 and next(it) == 1 and list(it) == [2]",
+    )
+    assert _verdict(sandbox, "count_up", solution, *tests) == [None, None]
+
+
+@pytest.mark.parametrize(
+    ("returned", "verdict"),
+    [
+        ("float('nan')", "ValueError: a NaN returned by the solution has no order and no arithmetic"),
+        ("[1, 2]", None),
+    ],
+)
+def test_a_nan_of_the_solution_passes_no_tolerance_test(
+    sandbox: Sandbox, returned: str, verdict: str | None
+) -> None:
+    solution = f"def value():\n    return {returned}\n"
+    test = "got = value()\nassert not (abs(got[0] - 1) > 1e-9) if isinstance(got, list) else not (abs(got - 1) > 1e-9)"
+    assert _verdict(sandbox, "value", solution, test) == [verdict]
