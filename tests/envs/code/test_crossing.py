@@ -141,3 +141,33 @@ def test_a_nan_of_the_solution_passes_no_tolerance_test(
     solution = f"def value():\n    return {returned}\n"
     test = "got = value()\nassert not (abs(got[0] - 1) > 1e-9) if isinstance(got, list) else not (abs(got - 1) > 1e-9)"
     assert _verdict(sandbox, "value", solution, test) == [verdict]
+
+
+def test_in_place_changes_to_nested_lists_come_back(sandbox: Sandbox) -> None:
+    solution = (
+        "def rotate(grid):\n    grid[:] = [list(row) for row in zip(*grid[::-1])]\n    grid[0][0] += 100\n"
+    )
+    tests = ("grid = [[1, 2], [3, 4]]\nrotate(grid)\nassert grid == [[103, 1], [4, 2]], grid",)
+    nested = "def touch(rows):\n    rows['a'].append(2)\n"
+    assert _verdict(sandbox, "rotate", solution, tests[0]) == [None]
+    assert _verdict(
+        sandbox, "touch", nested, "rows = {'a': [1]}\ntouch(rows)\nassert rows == {'a': [1, 2]}, rows"
+    ) == [None]
+
+
+def test_huge_integers_inside_collections_cross(sandbox: Sandbox) -> None:
+    solution = "def echo(value):\n    return value\n"
+    tests = (
+        "value = [2**20000, 1]\nassert echo(value) == value",
+        "value = [(2**20000, 'x')]\nassert echo(value) == value",
+    )
+    assert _verdict(sandbox, "echo", solution, *tests) == [None, None]
+
+
+def test_a_class_method_does_not_make_the_same_name_of_another_class_a_method(sandbox: Sandbox) -> None:
+    solution = (
+        "class Maker:\n    @classmethod\n    def create(cls):\n        return 1\n"
+        "class Plain:\n    create = 5\n"
+    )
+    test = "assert Maker.create() == 1\nassert Plain.create == 5, Plain.create"
+    assert _verdict(sandbox, "Maker", solution, test) == [None]

@@ -42,8 +42,8 @@ Protocol with :mod:`mrlm.envs.code.execution`:
   guards the report line should anything else ever write to the judge's stdout.
 
 What crosses by value is a copy: a test that changes a list after passing it to the solution does
-not change the solution's copy. Lists, dicts, sets and bytearrays passed as arguments are copied
-back after each call, so tests see what the solution did to them in place. Other objects of the
+not change the solution's copy. Lists, dicts, sets and bytearrays passed as arguments come back
+when the solution changed them, nested lists included, so tests see what it did to them in place. Other objects of the
 tests (an iterator, a key function, an object of a test's class) cross as handles too, but the
 solution may only call them, iterate them, take their length and index them: never read their
 attributes, which would lead back to the tests' globals.
@@ -255,10 +255,12 @@ def _encode(value: Any, out: _Out, depth: int = 0) -> Any:
             packed = _packed(value, next(iter(types)), out)
             if packed is not None:
                 return packed
-        if _JSON_ATOMS.issuperset(types):  # the common case, at C speed
+        if _plain(value, types):  # the common case, at C speed
             return value
-        if types == {tuple} and _JSON_ATOMS.issuperset(map(type, itertools.chain.from_iterable(value))):
-            return {"$": "rows", "v": value}  # tuples of plain values: json writes each as an array
+        if types == {tuple}:
+            cells = list(itertools.chain.from_iterable(value))
+            if _plain(cells, set(map(type, cells))):
+                return {"$": "rows", "v": value}  # tuples of plain values: json writes each as an array
         return [_encode(item, out, depth + 1) for item in value]
     if kind is tuple or kind is set or kind is frozenset:
         return {"$": kind.__name__, "v": [_encode(item, out, depth + 1) for item in value]}
@@ -275,6 +277,14 @@ def _encode(value: Any, out: _Out, depth: int = 0) -> Any:
     if stdlib is not None:
         return _encode_stdlib(stdlib, value, out)
     return out.reference(value, depth, out)
+
+
+def _plain(items: list[Any], types: set[type]) -> bool:
+    """Whether json writes ``items`` (whose types are ``types``) as they are: atoms only, and no
+    int too long for json's decimal text."""
+    if not _JSON_ATOMS.issuperset(types):
+        return False
+    return int not in types or all(item.bit_length() <= _BIG_INT_BITS for item in items if type(item) is int)
 
 
 #: Lists of this many ints or floats, or more, cross packed: json's text is slow for them.
@@ -438,6 +448,7 @@ _MUTABLE = (list, dict, set, bytearray)
 #: writes ``board.cells[key] = value`` changes the object's own dict, as it would in one process.
 _LIVE_RESULTS = frozenset({"getattr", "getitem"})
 _SIZED = (list, tuple, dict, set, frozenset, str, bytes, bytearray)
+_MODULE = type(sys)
 #: A top-level collection of the solution with more items than this crosses as a handle.
 _MAX_NAME_ITEMS = 10_000
 
@@ -471,38 +482,27 @@ _SOLUTION_OPERATIONS: dict[str, Any] = {
     "getattr": getattr,
     "setattr": setattr,
     "delattr": delattr,
-    "getitem": lambda target, key: target[key],
-    "setitem": lambda target, key, value: target.__setitem__(key, value),
-    "delitem": lambda target, key: target.__delitem__(key),
+    "getitem": operator.getitem,
+    "setitem": operator.setitem,
+    "delitem": operator.delitem,
     "len": len,
     "iter": iter,
     "next": next,
     "str": str,
     "hash": hash,
     "isinstance": lambda target, value: isinstance(value, target),
-    "eq": lambda left, right: left == right,
-    "ne": lambda left, right: left != right,
-    "lt": lambda left, right: left < right,
-    "le": lambda left, right: left <= right,
-    "gt": lambda left, right: left > right,
-    "ge": lambda left, right: left >= right,
-    "contains": lambda container, item: item in container,
-    "add": lambda left, right: left + right,
-    "sub": lambda left, right: left - right,
-    "mul": lambda left, right: left * right,
-    "truediv": lambda left, right: left / right,
-    "floordiv": lambda left, right: left // right,
-    "mod": lambda left, right: left % right,
-    "pow": lambda left, right: left**right,
+    "contains": operator.contains,
+    **{name: getattr(operator, name) for name in ("eq", "ne", "lt", "le", "gt", "ge")},
+    **{name: getattr(operator, name) for name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow")},
 }
 #: What the judge does for the solution, on the objects of the tests passed to it: use them, never
 #: read their attributes (a function's globals are the tests' namespace).
 _JUDGE_OPERATIONS: dict[str, Any] = {
-    "getitem": lambda target, key: target[key],
+    "getitem": operator.getitem,
     "len": len,
     "iter": iter,
     "next": next,
-    "contains": lambda container, item: item in container,
+    "contains": operator.contains,
 }
 
 #: Callables of the tests that are never handed to the solution: called by it in the judge, they
@@ -585,20 +585,20 @@ class _Peer:
 
     def snapshot(self, value: Any, came_in: _In) -> Any:
         """What ``value`` (a list, dict, set or bytearray received in ``came_in``) holds now, in a
-        form that later changes to it leave alone: a shallow copy of a list that came packed (it
-        holds only numbers, which nothing can change), else its encoding."""
+        form that later changes to it, or to anything inside it, leave alone: a shallow copy of a
+        list that came packed (it holds only numbers, which nothing can change), else the text and
+        attachments of its encoding (the encoding itself would share its inner lists)."""
         if id(value) in came_in.unpacked:
             return ("packed", list(value))
         out = self.out()
-        encoded = _encode(value, out)
-        return (list(encoded) if encoded is value else encoded), out.attachments  # atoms: itself
+        return (_dumps(_encode(value, out)), out.attachments)
 
     def unchanged(self, value: Any, before: Any) -> bool:
         """Whether ``value`` still holds what :meth:`snapshot` saw."""
         if before[0] == "packed":
             return type(value) is list and value == before[1]
         out = self.out()
-        return (_encode(value, out), out.attachments) == before
+        return (_dumps(_encode(value, out)), out.attachments) == before
 
     def export(self, value: Any) -> dict[str, Any]:
         """A handle on ``value``, which stays here, for the other end to use."""
@@ -623,7 +623,7 @@ class _Peer:
         if tag == "nan":
             return SolutionNaN(data) if self.judge else data
         if tag == "m":
-            return _METHOD
+            return _CLASS_METHOD if data.get("v") == 1 else _METHOD
         handle = data.get("v")
         if type(handle) is not int:
             raise ValueError("a malformed reference")
@@ -729,7 +729,13 @@ class _Peer:
         else:
             result = self.operations[operation](target, *args)
         if operation == "getattr" and getattr(result, "__self__", None) is target and callable(result):
-            return ["ok", {"$": "m", "v": 0}]  # a method of the object: the judge calls it by name
+            # A method of the object: the judge calls it by name, and where the method comes from
+            # the object's class (not the object itself, a class or a module), it need not ask
+            # again for other objects of that class.
+            of_class = not isinstance(target, (type, _MODULE)) and args[0] not in getattr(
+                target, "__dict__", {}
+            )
+            return ["ok", {"$": "m", "v": 1 if of_class else 0}]
         if operation in _LIVE_RESULTS and isinstance(result, _MUTABLE):
             return ["ok", self.export(result)]  # the tests may change it in place: it stays here
         return ["ok", _encode(result, out)]
@@ -1022,13 +1028,7 @@ class Remote:
         return self._ask("value")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        peer: _Peer = object.__getattribute__(self, "_peer")
-        answer = peer.ask("call", object.__getattribute__(self, "_handle"), args, kwargs)
-        result = peer.result(answer)
-        if len(answer) == 3 and type(answer[2]) is list:
-            for copied in answer[2]:
-                _copy_back(peer, args, kwargs, copied)
-        return result
+        return _call(self, "call", (), args, kwargs)
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__") and name.endswith("__"):
@@ -1038,11 +1038,9 @@ class Remote:
         if (kind, name) in peer.methods:  # a method of its type: no need to ask again
             return _Method(self, name)
         value = self._ask("getattr", name)
-        if value is _METHOD:
-            if kind is not None:
-                peer.methods.add((kind, name))
-            return _Method(self, name)
-        return value
+        if value is _CLASS_METHOD and kind is not None:
+            peer.methods.add((kind, name))
+        return _Method(self, name) if value is _METHOD or value is _CLASS_METHOD else value
 
     def __setattr__(self, name: str, value: Any) -> None:
         object.__getattribute__(self, "_peer").methods.discard((object.__getattribute__(self, "_kind"), name))
@@ -1130,8 +1128,10 @@ class Remote:
     __rpow__ = _operator("pow", "**", operator.pow, reflected=True)
 
 
-#: What the solution's process answers for an attribute that is a method of the object.
+#: What the solution's process answers for an attribute that is a method of the object, and for
+#: one that is a method of the object's class (the same for every object of the class).
 _METHOD = object()
+_CLASS_METHOD = object()
 
 
 class _Method:
@@ -1146,14 +1146,7 @@ class _Method:
         self._owner, self._name = owner, name
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        peer: _Peer = object.__getattribute__(self._owner, "_peer")
-        handle = object.__getattribute__(self._owner, "_handle")
-        answer = peer.ask("call_method", handle, (self._name, *args), kwargs)
-        result = peer.result(answer)
-        if len(answer) == 3 and type(answer[2]) is list:
-            for copied in answer[2]:
-                _copy_back(peer, args, kwargs, copied)
-        return result
+        return _call(self._owner, "call_method", (self._name,), args, kwargs)
 
     def __eq__(self, other: object) -> bool:
         return type(other) is _Method and other._owner is self._owner and other._name == self._name
@@ -1163,6 +1156,20 @@ class _Method:
 
     def __repr__(self) -> str:
         return f"<method {self._name} of {self._owner!r}>"
+
+
+def _call(
+    remote: Remote, operation: str, prefix: tuple[Any, ...], args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> Any:
+    """Call ``remote`` (``"call"``) or a method of it (``"call_method"``, its name in ``prefix``);
+    the arguments the solution changed in place are changed here too."""
+    peer: _Peer = object.__getattribute__(remote, "_peer")
+    answer = peer.ask(operation, object.__getattribute__(remote, "_handle"), (*prefix, *args), kwargs)
+    result = peer.result(answer)
+    if len(answer) == 3 and type(answer[2]) is list:
+        for copied in answer[2]:
+            _copy_back(peer, args, kwargs, copied)
+    return result
 
 
 def _copy_back(peer: _Peer, args: tuple[Any, ...], kwargs: dict[str, Any], copied: Any) -> None:
