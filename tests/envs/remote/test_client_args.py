@@ -273,6 +273,8 @@ def test_the_kinds_check_values_and_types() -> None:
         {"n": True},  # a bool is not an int
         {"n": 2.0},
         {"x": float("inf")},
+        {"x": 10**400},  # an int too large for a float is refused, not an OverflowError
+        {"cap": 10**400},
         {"cap": 11},
         {"cap": 2.5},  # the default is an int
         {"names": [1, 2, 3]},

@@ -87,7 +87,6 @@ class Verdict:
 
 
 @lru_cache(maxsize=1)
-@lru_cache(maxsize=1)
 def harness_source() -> str:
     """The text of the harness script."""
     return resources.files("mrlm.envs.code").joinpath("_harness.py").read_text(encoding="utf-8")

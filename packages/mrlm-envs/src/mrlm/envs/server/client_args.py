@@ -94,7 +94,8 @@ def _is_int(value: Any) -> bool:
 
 
 def _is_number(value: Any) -> bool:
-    return (_is_int(value) or isinstance(value, float)) and math.isfinite(value)
+    # An int is finite, whatever its size (math.isfinite would raise on one past float's range).
+    return _is_int(value) or (isinstance(value, float) and math.isfinite(value))
 
 
 @dataclass(frozen=True)
