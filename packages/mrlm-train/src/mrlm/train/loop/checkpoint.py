@@ -1,13 +1,18 @@
 """Checkpoints on disk: layout, atomic saving, finding the latest, loading, pruning.
 
-Layout of ``<output_dir>/checkpoints/step-000123/`` (the step is the number of optimizer steps
+Layout of ``<output_dir>/checkpoints/step-000123/`` (the step is the number of training steps
 done)::
 
-    state/           model and optimizer, written with torch.distributed.checkpoint (DCP)
+    state/           every trainable model and its optimizer, each under its name
+                     (``policy.model``, ``policy.optimizer``, ``critic.model``, ...), written with
+                     torch.distributed.checkpoint (DCP)
     rank-00000.pt    per process: its python/numpy/torch RNG states and its extra_state
-    trainer.pt       step, scheduler (and fp16 loss-scaler) state
+    trainer.pt       step, each model's scheduler state (and the fp16 loss-scaler's)
     config.yaml      the run's resolved config
-    meta.json        format, step, world size, strategy
+    meta.json        format, step, world size, strategy, the names of the trainable models
+
+Frozen models (a reference policy) are not saved: they never change, and the algorithm builds them
+again from its config when it resumes.
     manifest.json    size and SHA-256 of every other file: written last (see manifest.py)
 
 Why DCP for the model and optimizer, in every strategy: under FSDP each process writes only its
@@ -36,7 +41,7 @@ import json
 import os
 import re
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +53,7 @@ from mrlm.train.loop.fsio import fsync_dir, fsync_tree, remove_tree, write_text,
 CHECKPOINTS = "checkpoints"
 TEMP_PREFIX = ".tmp-"
 TRASH_PREFIX = ".trash-"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 META = "meta.json"
 TRAINER = "trainer.pt"
 STATE = "state"
@@ -122,26 +127,35 @@ def begin(output_dir: Path, step: int) -> Path:
     return temporary
 
 
-def write_state(directory: Path, model: torch.nn.Module, optimizer: torch.optim.Optimizer) -> None:
-    """Write model and optimizer with DCP into ``directory/state``. Collective: every rank calls it.
+def write_state(directory: Path, parts: Mapping[str, tuple[torch.nn.Module, torch.optim.Optimizer]]) -> None:
+    """Write every trainable model and its optimizer with DCP into ``directory/state``, each under
+    its name (``<name>.model``, ``<name>.optimizer``). Collective: every rank calls it.
 
-    ``model`` is the unwrapped module (for DDP) or the FSDP-sharded one. DCP fills in optimizer
+    Each model is the unwrapped module (for DDP) or the FSDP-sharded one. DCP fills in optimizer
     state that does not exist yet (before the first step) by a zero-lr step; that state is dropped
     again here, and :func:`load_state` drops it on load, so saving never changes training.
     """
     import torch.distributed.checkpoint as dcp
-    from torch.distributed.checkpoint.state_dict import get_state_dict
 
-    had_state = bool(optimizer.state)
-    model_state, optimizer_state = get_state_dict(model, optimizer)
+    had_state = {name: bool(optimizer.state) for name, (_, optimizer) in parts.items()}
     with _single_process_quiet():
         dcp.save(
-            {"model": model_state, "optimizer": optimizer_state},
+            _state_dicts(parts),
             storage_writer=dcp.FileSystemWriter(directory / STATE, sync_files=True),
             no_dist=not _has_process_group(),
         )
-    if not had_state:
-        optimizer.state.clear()
+    for name, (_, optimizer) in parts.items():
+        if not had_state[name]:
+            optimizer.state.clear()
+
+
+def _state_dicts(parts: Mapping[str, tuple[torch.nn.Module, torch.optim.Optimizer]]) -> dict[str, Any]:
+    from torch.distributed.checkpoint.state_dict import get_state_dict
+
+    states: dict[str, Any] = {}
+    for name, (model, optimizer) in parts.items():
+        states[f"{name}.model"], states[f"{name}.optimizer"] = get_state_dict(model, optimizer)
+    return states
 
 
 def write_rank(directory: Path, rank: int, state: dict[str, Any]) -> None:
@@ -207,26 +221,40 @@ def read_meta(path: Path) -> dict[str, Any]:
 
 
 def load_state(
-    path: Path, model: torch.nn.Module, optimizer: torch.optim.Optimizer, meta: dict[str, Any]
+    path: Path, parts: Mapping[str, tuple[torch.nn.Module, torch.optim.Optimizer]], meta: dict[str, Any]
 ) -> None:
-    """Load model and optimizer in place from ``path/state``. Collective: every rank calls it."""
-    import torch.distributed.checkpoint as dcp
-    from torch.distributed.checkpoint.state_dict import get_state_dict, set_state_dict
+    """Load every model and optimizer in place from ``path/state``. Collective: every rank calls it.
 
-    model_state, optimizer_state = get_state_dict(model, optimizer)
+    Raises:
+        CheckpointError: the checkpoint holds other models than ``parts`` names, or cannot be read.
+    """
+    import torch.distributed.checkpoint as dcp
+    from torch.distributed.checkpoint.state_dict import set_state_dict
+
+    saved = meta.get("models")
+    if saved is not None and sorted(saved) != sorted(parts):
+        raise CheckpointError(
+            f"checkpoint {path} holds the models {sorted(saved)}, this run trains {sorted(parts)}"
+        )
+    states = _state_dicts(parts)
     try:
-        # Loads in place into the tensors of both state dicts.
+        # Loads in place into the tensors of the state dicts.
         with _single_process_quiet():
             dcp.load(
-                {"model": model_state, "optimizer": optimizer_state},
-                storage_reader=dcp.FileSystemReader(path / STATE),
-                no_dist=not _has_process_group(),
+                states, storage_reader=dcp.FileSystemReader(path / STATE), no_dist=not _has_process_group()
             )
-        set_state_dict(model, optimizer, model_state_dict=model_state, optim_state_dict=optimizer_state)
+        for name, (model, optimizer) in parts.items():
+            set_state_dict(
+                model,
+                optimizer,
+                model_state_dict=states[f"{name}.model"],
+                optim_state_dict=states[f"{name}.optimizer"],
+            )
     except (Exception, dcp.api.CheckpointException) as err:  # DCP's own error is a BaseException
         raise CheckpointError(f"checkpoint {path} could not be loaded: {type(err).__name__}: {err}") from err
     if not meta.get("optimizer_has_state", True):
-        optimizer.state.clear()
+        for _, optimizer in parts.values():
+            optimizer.state.clear()
 
 
 def load_torch(path: Path, checkpoint: Path) -> Any:

@@ -96,9 +96,9 @@ class RunConfig:
     seed: int = 0
     """Seed of the python, numpy and torch generators; process r uses seed + r."""
     max_steps: int = 100
-    """Optimizer steps in the run; learning rate decay and the progress bar count towards it."""
+    """Training steps in the run (one batch and its update, however many optimizer steps that takes); learning-rate decay and the progress bar count towards it."""
     save_every: int = 0
-    """Save a checkpoint every this many optimizer steps; 0 saves only at max_steps."""
+    """Save a checkpoint every this many training steps; 0 saves only at max_steps."""
     keep_checkpoints: int = 2
     """Checkpoints kept on disk, newest first; 0 keeps them all."""
     resume: str | None = None

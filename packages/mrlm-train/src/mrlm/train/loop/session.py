@@ -1,7 +1,9 @@
-"""One training run: the process set-up, the wrapped model, optimizer, schedule, checkpoints and metrics.
+"""One training run: the process set-up, the wrapped models, optimizers, schedules, checkpoints, metrics.
 
 Algorithms write their step with a :class:`TrainingSession` and never touch DDP, FSDP, loss
-scaling or file layouts::
+scaling or file layouts. A session trains one model or several named ones (a policy and a critic,
+one policy per agent), each with its own optimizer, schedule and clipping (see
+:mod:`mrlm.train.loop.models`), and holds frozen ones beside them (a reference policy)::
 
     with TrainingSession(model, run=cfg.run, optim=cfg.optim, dist=cfg.dist, config=cfg) as session:
         progress = session.restore() or {"cursor": 0}
@@ -25,11 +27,16 @@ Gradient accumulation contract (exact, whatever the number of processes):
   loss such that the losses of one process add up to that process's share of the objective: with
   equal micro-batches, the micro-batch mean divided by the number of micro-batches; with a token
   mean over the whole global batch, ``sum of token losses / (global token count / world_size)``;
-* :meth:`optimizer_step` runs once per accumulation cycle. ``dist.gradient_accumulation_steps`` is
+* :meth:`optimizer_step` runs once per accumulation cycle and updates every trainable model. ``dist.gradient_accumulation_steps`` is
   the number of micro-batches algorithms should split into; the session does not count them;
 * the forward and backward of every micro-batch but the last may run inside :meth:`no_sync`, which
   skips the all-reduce / reduce-scatter that would be wasted on a partial sum; the last must run
   outside it (:meth:`optimizer_step` raises otherwise, since gradients would differ per process).
+
+Steps: :attr:`step` counts *training* steps. Alone, each :meth:`optimizer_step` is one; an algorithm
+that updates several times on one batch (GRPO's ``num_iterations``, PPO's epochs) wraps them in
+:meth:`training_step`, and they count as one: ``max_steps``, ``save_every``, ``log_every`` and the
+learning-rate schedule all count training steps.
 
 Seeds: process ``r`` seeds python, numpy and torch with ``run.seed + r`` (process 0 as a single
 process run would), so dropout and sampling differ between processes; anything that must agree
@@ -68,11 +75,17 @@ from mrlm.train.loop.fsdp import full_state_dict, gathered_weights, set_gradient
 from mrlm.train.loop.fsio import fsync_tree, remove_tree, replace_text
 from mrlm.train.loop.grads import clip_, first_nonfinite, total_norm
 from mrlm.train.loop.metrics import METRICS_FILE, MetricsLog, to_float
-from mrlm.train.loop.optim import build_optimizer
+from mrlm.train.loop.models import (
+    TrainedModel,
+    check_names,
+    named_models,
+    per_model,
+    select_trainable,
+    trained_model,
+)
 from mrlm.train.loop.output_dir import check_output_dir
 from mrlm.train.loop.progress import Progress
 from mrlm.train.loop.rng import capture_rng_state, restore_rng_state, seed_everything
-from mrlm.train.loop.schedule import build_scheduler
 from mrlm.train.loop.serialize import to_plain, to_yaml
 from mrlm.train.loop.trackers import check_trackers, flatten
 
@@ -81,15 +94,21 @@ FINAL_DIR = "final"
 
 
 class TrainingSession:
-    """Owns the accelerator, the wrapped model, optimizer, scheduler, checkpoints and metrics of one run.
+    """Owns the accelerator, the wrapped models, optimizers, schedules, checkpoints and metrics of one run.
 
     Args:
-        model: the model to train, on CPU or its device, any dtype; put in training mode here.
-        run, optim, dist: the run's settings (see :mod:`mrlm.train.loop.config`).
+        model: the model to train, or several by name (``{"policy": ..., "critic": ...}``); a model
+            alone is called ``"policy"``. On CPU or their device, any dtype; put in training mode here.
+        run, optim, dist: the run's settings (see :mod:`mrlm.train.loop.config`). ``optim`` is
+            shared by every trainable model, or given per name (a mapping naming each of them).
         config: the algorithm's whole config (a dataclass or mapping), written to config.yaml and
             into every checkpoint; defaults to ``{"run": run, "optim": optim, "dist": dist}``.
-        trainable_parameters: the parameters to train (e.g. LoRA adapters); every other parameter
-            gets ``requires_grad=False``. Default: those with ``requires_grad``.
+        trainable_parameters: the parameters to train (e.g. LoRA adapters), or a mapping from model
+            name to them; every other parameter of that model gets ``requires_grad=False``. Default:
+            those with ``requires_grad``.
+        frozen: models that are only evaluated (a reference policy), by name: placed on the device
+            and, under FSDP, sharded like the trained ones; in eval mode, without gradients. Under
+            FSDP their forward is collective: every process calls it the same number of times.
 
     Every process of a run must create the session and call the collective methods
     (:meth:`optimizer_step`, :meth:`all_reduce_mean`, :meth:`gather_object`, :meth:`save_checkpoint`,
@@ -98,39 +117,54 @@ class TrainingSession:
 
     def __init__(
         self,
-        model: torch.nn.Module,
+        model: torch.nn.Module | Mapping[str, torch.nn.Module],
         *,
         run: RunConfig,
-        optim: OptimConfig,
+        optim: OptimConfig | Mapping[str, OptimConfig],
         dist: DistributedConfig,
         config: object | None = None,
-        trainable_parameters: Iterable[torch.nn.Parameter] | None = None,
+        trainable_parameters: Iterable[torch.nn.Parameter]
+        | Mapping[str, Iterable[torch.nn.Parameter]]
+        | None = None,
+        frozen: Mapping[str, torch.nn.Module] | None = None,
     ) -> None:
+        models = named_models(model)
+        frozen_models = dict(frozen or {})
+        check_names(frozen_models, taken=models)
+        optims = per_model(optim, models, "optim")
+        missing = [name for name, value in optims.items() if value is None]
+        if missing:
+            raise ValueError(f"optim gives no settings for the models {missing}")
         self.run = run
-        self.optim_config = optim
+        self.optim_configs: dict[str, OptimConfig] = optims
+        """Each trainable model's optimizer settings."""
         self.dist_config = dist
         self.output_dir = Path(run.output_dir)
         self.step = 0
-        """Optimizer steps done (restored by :meth:`restore`)."""
+        """Training steps done (restored by :meth:`restore`)."""
         self._closed = False
         self._micro_batches = 0
         self._in_no_sync = False
         self._unsynced = False
+        self._grouping = False  # inside training_step()
+        self._updates_in_step = 0
         self._last_saved_step = -1
         check_output_dir(self.output_dir)
         trackers = check_trackers(run.report_to)
         self.accelerator: Any = make_accelerator(dist, log_with=trackers, project_dir=str(self.output_dir))
         try:
-            self._setup(model, config, trainable_parameters, trackers)
+            self._setup(models, frozen_models, optim, config, trainable_parameters, trackers)
         except BaseException:
             self._release_accelerator()
             raise
 
     def _setup(
         self,
-        model: torch.nn.Module,
+        models: dict[str, torch.nn.Module],
+        frozen: dict[str, torch.nn.Module],
+        optim: object,
         config: object | None,
-        trainable_parameters: Iterable[torch.nn.Parameter] | None,
+        trainable_parameters: object,
         trackers: list[str],
     ) -> None:
         check_world_size(self.accelerator)
@@ -139,9 +173,7 @@ class TrainingSession:
         if self.strategy == "fsdp" and self.dist_config.mixed_precision == "fp16":
             raise DistributedSetupError("mixed_precision='fp16' is not supported with fsdp; use 'bf16'.")
         plain_config = to_plain(
-            config
-            if config is not None
-            else {"run": self.run, "optim": self.optim_config, "dist": self.dist_config}
+            config if config is not None else {"run": self.run, "optim": optim, "dist": self.dist_config}
         )
         if not isinstance(plain_config, dict):
             raise TypeError(f"config must be a dataclass or a mapping, got {type(config).__name__}")
@@ -153,14 +185,22 @@ class TrainingSession:
                 '(run.resume="latest" or "auto"), or use another output_dir'
             )
         seed_everything(self.run.seed + self.rank)
-        names = _select_trainable(model, trainable_parameters)
-        model.train()
-        self.model: torch.nn.Module = self._wrap(model)
-        """The model to call: DDP-wrapped, FSDP-sharded or plain, with autocast when mixed precision is on."""
-        parameters = dict(self.unwrapped_model.named_parameters())
-        self._named = [(name, parameters[name]) for name in names]
-        self.optimizer = build_optimizer(self._named, self.optim_config)
-        self.scheduler = build_scheduler(self.optimizer, self.optim_config, self.run.max_steps)
+        subsets = per_model(
+            trainable_parameters if isinstance(trainable_parameters, Mapping) else None, models, ""
+        )
+        if trainable_parameters is not None and not isinstance(trainable_parameters, Mapping):
+            if len(models) > 1:
+                raise ValueError("with several models, give trainable_parameters as a mapping by model name")
+            subsets = dict.fromkeys(models, trainable_parameters)
+        self._trained: dict[str, TrainedModel] = {}
+        for name, module in models.items():
+            names = select_trainable(module, subsets[name])
+            module.train()
+            self._trained[name] = trained_model(
+                name, self._wrap(module), names, self.optim_configs[name], self.run.max_steps
+            )
+        self.frozen: dict[str, torch.nn.Module] = {name: self._place_frozen(m) for name, m in frozen.items()}
+        """The frozen models by name, placed (and sharded under FSDP), in eval mode."""
         self.scaler = (
             torch.amp.GradScaler(self.device.type) if self.dist_config.mixed_precision == "fp16" else None
         )
@@ -191,15 +231,23 @@ class TrainingSession:
             )
         return wrapped
 
+    def _place_frozen(self, model: torch.nn.Module) -> torch.nn.Module:
+        model.eval().requires_grad_(False)
+        placed: torch.nn.Module = self.accelerator.prepare_model(model, evaluation_mode=True)
+        if self.strategy == "fsdp":
+            return shard_model(placed, device_type=self.device.type, world_size=self.world_size)
+        return placed
+
     @contextlib.contextmanager
-    def generation_mode(self) -> Iterator[torch.nn.Module]:
-        """The model to sample from inside the block, in eval mode (train mode restored after).
+    def generation_mode(self, name: str | None = None) -> Iterator[torch.nn.Module]:
+        """The trainable model ``name`` (default: the first) to sample from inside the block, in eval
+        mode (train mode restored after).
 
         Under FSDP the weights are gathered for the duration (see
         :func:`~mrlm.train.loop.fsdp.gathered_weights`): every process must enter together, and
         then each may generate independently. Elsewhere this is the unwrapped model as it is.
         """
-        model = self.unwrapped_model
+        model = self.unwrapped(name)
         was_training = model.training
         model.eval()
         try:
@@ -214,16 +262,62 @@ class TrainingSession:
     # ------------------------------------------------------------------ facts about the run
 
     @property
+    def model_names(self) -> list[str]:
+        """The trainable models' names, the first being the one :attr:`model` returns."""
+        return list(self._trained)
+
+    @property
+    def models(self) -> dict[str, torch.nn.Module]:
+        """The trainable models to call, by name: DDP-wrapped, FSDP-sharded or plain, with autocast
+        when mixed precision is on."""
+        return {name: trained.model for name, trained in self._trained.items()}
+
+    @property
+    def model(self) -> torch.nn.Module:
+        """The first trainable model, to call (see :attr:`models`)."""
+        return self._first.model
+
+    @property
+    def optimizer(self) -> torch.optim.Optimizer:
+        """The first trainable model's optimizer."""
+        return self._first.optimizer
+
+    @property
+    def scheduler(self) -> torch.optim.lr_scheduler.LambdaLR:
+        """The first trainable model's learning-rate schedule."""
+        return self._first.scheduler
+
+    @property
+    def optim_config(self) -> OptimConfig:
+        """The first trainable model's optimizer settings."""
+        return self._first.config
+
+    @property
+    def _first(self) -> TrainedModel:
+        return next(iter(self._trained.values()))
+
+    def unwrapped(self, name: str | None = None) -> torch.nn.Module:
+        """The trainable model ``name`` (default: the first) without its DDP wrapper (under FSDP, the
+        sharded model itself)."""
+        return self.trained(name).unwrapped
+
+    def trained(self, name: str | None = None) -> TrainedModel:
+        """The record of trainable model ``name`` (default: the first): its optimizer, schedule, ..."""
+        if name is None:
+            return self._first
+        try:
+            return self._trained[name]
+        except KeyError:
+            raise KeyError(f"no trainable model {name!r}; the session trains {self.model_names}") from None
+
+    @property
     def unwrapped_model(self) -> torch.nn.Module:
-        """The model without its DDP wrapper (under FSDP, the sharded model itself)."""
-        if isinstance(self.model, torch.nn.parallel.DistributedDataParallel):
-            module: torch.nn.Module = self.model.module
-            return module
-        return self.model
+        """The first trainable model without its DDP wrapper (under FSDP, the sharded model itself)."""
+        return self._first.unwrapped
 
     @property
     def device(self) -> torch.device:
-        """The device of this process's model and inputs."""
+        """The device of this process's models and inputs."""
         device: torch.device = self.accelerator.device
         return device
 
@@ -249,8 +343,8 @@ class TrainingSession:
 
     @property
     def named_trainable_parameters(self) -> list[tuple[str, torch.nn.Parameter]]:
-        """The trained parameters by name (DTensor shards under FSDP), in optimizer order."""
-        return list(self._named)
+        """The first model's trained parameters by name (DTensor shards under FSDP), in optimizer order."""
+        return list(self._first.named)
 
     # ------------------------------------------------------------------ the update
 
@@ -258,8 +352,9 @@ class TrainingSession:
         """Add the gradient of ``loss`` (a scalar) to the accumulated gradients.
 
         ``loss`` must already be scaled for accumulation and for the mean over processes (see the
-        module docstring): it is differentiated as given. Raises :class:`NonFiniteError` for a NaN
-        or infinite loss, before any gradient is touched.
+        module docstring): it is differentiated as given. It may depend on several trainable models
+        (a policy loss plus a value loss). Raises :class:`NonFiniteError` for a NaN or infinite loss,
+        before any gradient is touched.
         """
         if loss.ndim != 0:
             raise ValueError(f"backward() needs a scalar loss, got shape {tuple(loss.shape)}")
@@ -275,35 +370,55 @@ class TrainingSession:
     def no_sync(self) -> Iterator[None]:
         """Run a micro-batch's forward and backward without reducing gradients over processes.
 
-        For every micro-batch but the last of an accumulation cycle; a no-op with one process.
+        For every micro-batch but the last of an accumulation cycle; applies to every trainable
+        model; a no-op with one process.
         """
         if self._in_no_sync:
             raise RuntimeError("no_sync() is already active")
         self._in_no_sync = True
         try:
-            if self.strategy == "ddp":
-                with self.model.no_sync():  # type: ignore[operator]
-                    yield
-            elif self.strategy == "fsdp":
-                set_gradient_sync(self.model, False)
-                try:
-                    yield
-                finally:
-                    set_gradient_sync(self.model, True)
-            else:
+            with contextlib.ExitStack() as stack:
+                for trained in self._trained.values():
+                    if self.strategy == "ddp":
+                        stack.enter_context(trained.model.no_sync())  # type: ignore[operator]
+                    elif self.strategy == "fsdp":
+                        set_gradient_sync(trained.model, False)
+                        stack.callback(set_gradient_sync, trained.model, True)
                 yield
         finally:
             self._in_no_sync = False
 
-    def optimizer_step(self) -> dict[str, float]:
-        """Clip, step the optimizer and the schedule, clear the gradients; ``step`` grows by 1.
+    @contextlib.contextmanager
+    def training_step(self) -> Iterator[None]:
+        """Count every :meth:`optimizer_step` inside the block as one training step.
 
-        Returns ``{"grad_norm": norm before clipping, "lr": learning rate of this update}`` (with
-        fp16, ``"skipped": 1.0`` is added when the loss scaler skipped a non-finite update).
+        For algorithms that update several times on one batch (GRPO's ``num_iterations``, PPO's
+        epochs): :attr:`step` grows by 1 and the learning-rate schedules advance once, when the
+        block ends after at least one update (not when it ends with an exception).
+        """
+        if self._grouping:
+            raise RuntimeError("training_step() is already active")
+        self._grouping, self._updates_in_step = True, 0
+        try:
+            yield
+        except BaseException:
+            self._grouping = False
+            raise
+        self._grouping = False
+        if self._updates_in_step:
+            self._end_training_step()
+
+    def optimizer_step(self) -> dict[str, float]:
+        """Clip, step every optimizer, clear the gradients; outside :meth:`training_step`, also step
+        the schedules and grow ``step`` by 1.
+
+        Returns ``{"grad_norm": norm before clipping, "lr": learning rate of this update}`` of the
+        first model, and ``grad_norm/<name>``, ``lr/<name>`` of every other one (with fp16,
+        ``"skipped": 1.0`` is added when the loss scaler skipped a non-finite update).
 
         Raises:
             NonFiniteError: some gradient is NaN or infinite. Nothing is updated (parameters,
-                optimizer state, schedule and ``step`` stay as they were; gradients are cleared),
+                optimizer states, schedules and ``step`` stay as they were; gradients are cleared),
                 so the last checkpoint is the last good state.
             RuntimeError: no backward() since the last step, or the last one ran inside no_sync().
         """
@@ -314,45 +429,62 @@ class TrainingSession:
                 "the last backward() ran inside no_sync(): gradients were never reduced over processes; "
                 "run the last micro-batch of each optimizer step outside no_sync()"
             )
-        parameters = [param for _, param in self._named]
-        lr = float(self.optimizer.param_groups[0]["lr"])
-        if self.scaler is not None:
-            self.scaler.unscale_(self.optimizer)
-        norm = total_norm(parameters)
-        if not math.isfinite(norm):
+        trained = list(self._trained.values())
+        stats: dict[str, float] = {}
+        norms: dict[str, float] = {}
+        for model in trained:
+            suffix = "" if model is trained[0] else f"/{model.name}"
+            stats[f"lr{suffix}"] = model.lr
             if self.scaler is not None:
-                self.scaler.step(self.optimizer)  # skips the update, having seen the inf/nan
+                self.scaler.unscale_(model.optimizer)
+            norms[model.name] = stats[f"grad_norm{suffix}"] = total_norm(model.parameters)
+        if not all(math.isfinite(norm) for norm in norms.values()):
+            if self.scaler is not None:
+                for model in trained:
+                    self.scaler.step(model.optimizer)  # skips the update, having seen the inf/nan
                 self.scaler.update()
-                self._finish_step()
-                return {"grad_norm": norm, "lr": lr, "skipped": 1.0}
-            name = first_nonfinite(self._named)
+                self._after_update()
+                return {**stats, "skipped": 1.0}
+            bad = next(model for model in trained if not math.isfinite(norms[model.name]))
+            parameter = first_nonfinite(bad.named)
+            name = parameter if len(trained) == 1 else f"{bad.name}: {parameter}"
             self._clear_gradients()
             step = self.step + 1
             latest = ckpt.latest_checkpoint(self.output_dir)
             raise NonFiniteError(
-                f"non-finite gradient (norm {norm}) at step {step} in parameter {name!r}; the optimizer "
-                f"did not step; last checkpoint: {latest if latest is not None else 'none'}",
+                f"non-finite gradient (norm {norms[bad.name]}) at step {step} in parameter {name!r}; the "
+                f"optimizer did not step; last checkpoint: {latest if latest is not None else 'none'}",
                 step=step,
                 where="gradient",
                 parameter=name,
             )
-        if self.optim_config.max_grad_norm > 0:
-            clip_(parameters, self.optim_config.max_grad_norm, norm)
+        for model in trained:
+            if model.config.max_grad_norm > 0:
+                clip_(model.parameters, model.config.max_grad_norm, norms[model.name])
+            if self.scaler is not None:
+                self.scaler.step(model.optimizer)
+            else:
+                model.optimizer.step()
         if self.scaler is not None:
-            self.scaler.step(self.optimizer)
             self.scaler.update()
-        else:
-            self.optimizer.step()
-        self._finish_step()
-        return {"grad_norm": norm, "lr": lr}
+        self._after_update()
+        return stats
 
-    def _finish_step(self) -> None:
-        self.scheduler.step()
+    def _after_update(self) -> None:
         self._clear_gradients()
+        if self._grouping:
+            self._updates_in_step += 1
+        else:
+            self._end_training_step()
+
+    def _end_training_step(self) -> None:
+        for trained in self._trained.values():
+            trained.scheduler.step()
         self.step += 1
 
     def _clear_gradients(self) -> None:
-        self.optimizer.zero_grad(set_to_none=True)
+        for trained in self._trained.values():
+            trained.optimizer.zero_grad(set_to_none=True)
         self._micro_batches = 0
         self._unsynced = False
 
@@ -415,7 +547,7 @@ class TrainingSession:
     def save_checkpoint(self, extra_state: dict[str, Any] | None = None) -> Path:
         """Save everything needed to continue exactly, as ``checkpoints/step-<step>``; return its path.
 
-        Holds the model and optimizer (sharded under FSDP), scheduler and scaler, this step, every
+        Holds every trainable model and optimizer (sharded under FSDP), schedules and scaler, this step, every
         process's RNG states and ``extra_state`` (per process: e.g. a sampler's cursor; plain
         containers, numbers, strings and tensors, as ``torch.load(weights_only=True)`` reads them),
         and the config. Atomic (see :mod:`mrlm.train.loop.checkpoint`); keeps the newest
@@ -429,13 +561,13 @@ class TrainingSession:
             temporary = ckpt.begin(self.output_dir, self.step)
         barrier()
         had_state = bool(self.optimizer.state)
-        ckpt.write_state(temporary, self.unwrapped_model, self.optimizer)
+        ckpt.write_state(temporary, self._checkpoint_parts())
         ckpt.write_rank(temporary, self.rank, {"rng": rng, "extra_state": extra_state})
         barrier()
         if self.is_main_process:
             trainer = {
                 "step": self.step,
-                "scheduler": self.scheduler.state_dict(),
+                "schedulers": {name: t.scheduler.state_dict() for name, t in self._trained.items()},
                 "scaler": self.scaler.state_dict() if self.scaler is not None else None,
             }
             ckpt.write_trainer(temporary, trainer, self._config_yaml)
@@ -446,6 +578,7 @@ class TrainingSession:
                     "world_size": self.world_size,
                     "strategy": self.strategy,
                     "optimizer_has_state": had_state,
+                    "models": self.model_names,
                     "time": time.time(),
                 },
             )
@@ -472,7 +605,7 @@ class TrainingSession:
         """Continue from the checkpoint ``run.resume`` names; return its ``extra_state`` for this process.
 
         Returns None when ``run.resume`` is None, or is "auto" and there is no checkpoint yet.
-        Restores model, optimizer, scheduler, scaler, :attr:`step` and RNG states, and drops
+        Restores models, optimizers, schedules, scaler, :attr:`step` and RNG states, and drops
         ``metrics.jsonl`` records after the checkpoint's step. With another number of processes
         than at saving, model and optimizer are resharded but RNG streams cannot be continued
         (a warning says so) and processes without a saved state get process 0's ``extra_state``.
@@ -492,9 +625,19 @@ class TrainingSession:
         # Before anything is read: loading unpickles state/.metadata, which can run any code.
         manifest.verify(path, self.rank, self.world_size)
         meta = ckpt.read_meta(path)
-        ckpt.load_state(path, self.unwrapped_model, self.optimizer, meta)
+        ckpt.load_state(path, self._checkpoint_parts(), meta)
         trainer = ckpt.load_torch(path / ckpt.TRAINER, path)
-        self.scheduler.load_state_dict(trainer["scheduler"])
+        for name, trained in self._trained.items():
+            trained.scheduler.load_state_dict(trainer["schedulers"][name])
+            # The optimizer came back with the learning rate the saving run's schedule set last;
+            # this run's schedule (max_steps may have grown) decides the next update's.
+            for group, base_lr, factor in zip(
+                trained.optimizer.param_groups,
+                trained.scheduler.base_lrs,
+                trained.scheduler.lr_lambdas,
+                strict=True,
+            ):
+                group["lr"] = base_lr * factor(trained.scheduler.last_epoch)
         if self.scaler is not None and trainer.get("scaler") is not None:
             self.scaler.load_state_dict(trainer["scaler"])
         self.step = int(trainer["step"])
@@ -518,27 +661,41 @@ class TrainingSession:
         extra_state: dict[str, Any] | None = state["extra_state"]
         return extra_state
 
-    def save_final(self, tokenizer: Any | None = None) -> Path:
-        """Write the trained model (and tokenizer) to ``output_dir/final`` with ``save_pretrained``.
+    def _checkpoint_parts(self) -> dict[str, tuple[torch.nn.Module, torch.optim.Optimizer]]:
+        return {name: (t.unwrapped, t.optimizer) for name, t in self._trained.items()}
 
-        The directory loads with plain ``AutoModelForCausalLM.from_pretrained``; under FSDP the
-        full weights are gathered to the main process first. Replaces an earlier final model
+    def save_final(self, tokenizer: Any | None = None) -> Path:
+        """Write the trained models (and tokenizer) with ``save_pretrained``; return ``output_dir/final``.
+
+        One trainable model goes to ``final/`` itself; several go each to ``final/<name>/``, the
+        tokenizer beside each. Every directory loads with plain transformers (the class its config
+        names: ``AutoModelForCausalLM`` for a policy, ``AutoModelForTokenClassification`` for a
+        value model of :mod:`mrlm.train.value`), or with peft for adapters. Under FSDP the full
+        weights are gathered to the main process first. Replaces an earlier final directory
         atomically. Collective.
         """
-        state = full_state_dict(self.model) if self.strategy == "fsdp" else None
+        states = {
+            name: full_state_dict(t.model) if self.strategy == "fsdp" else None
+            for name, t in self._trained.items()
+        }
         final = self.output_dir / FINAL_DIR
         if self.is_main_process:
             temporary = self.output_dir / f"{ckpt.TEMP_PREFIX}{FINAL_DIR}"
             remove_tree(temporary)
-            model: Any = self.unwrapped_model
-            if not hasattr(model, "save_pretrained"):
-                raise TypeError(f"save_final needs a model with save_pretrained, got {type(model).__name__}")
-            if state is not None:
-                model.save_pretrained(temporary, state_dict=state)
-            else:
-                model.save_pretrained(temporary)
-            if tokenizer is not None:
-                tokenizer.save_pretrained(temporary)
+            several = len(self._trained) > 1
+            for name, trained in self._trained.items():
+                model: Any = trained.unwrapped
+                if not hasattr(model, "save_pretrained"):
+                    raise TypeError(
+                        f"save_final needs models with save_pretrained; {name!r} is a {type(model).__name__}"
+                    )
+                target = temporary / name if several else temporary
+                if states[name] is not None:
+                    model.save_pretrained(target, state_dict=states[name])
+                else:
+                    model.save_pretrained(target)
+                if tokenizer is not None:
+                    tokenizer.save_pretrained(target)
             fsync_tree(temporary)
             trash = self.output_dir / f"{ckpt.TRASH_PREFIX}{FINAL_DIR}"
             remove_tree(trash)
@@ -565,8 +722,9 @@ class TrainingSession:
             self._progress.close()
         self._metrics.close()
         if self.strategy != "fsdp":
-            # Takes out the autocast accelerate put into the model's forward.
-            self.accelerator.unwrap_model(self.model, keep_fp32_wrapper=False)
+            # Takes out the autocast accelerate put into the models' forward.
+            for module in [*self.models.values(), *self.frozen.values()]:
+                self.accelerator.unwrap_model(module, keep_fp32_wrapper=False)
         self._release_accelerator()
 
     def _release_accelerator(self) -> None:
@@ -589,19 +747,3 @@ class TrainingSession:
         traceback: TracebackType | None,
     ) -> None:
         self.close()
-
-
-def _select_trainable(
-    model: torch.nn.Module, trainable_parameters: Iterable[torch.nn.Parameter] | None
-) -> list[str]:
-    """Names of the parameters to train; freezes the others when a subset is given."""
-    named = list(model.named_parameters())
-    if trainable_parameters is None:
-        return [name for name, param in named if param.requires_grad]
-    wanted = {id(param) for param in trainable_parameters}
-    names = [name for name, param in named if id(param) in wanted]
-    if len(names) != len(wanted):
-        raise ValueError("trainable_parameters holds parameters that are not parameters of the model")
-    for _, param in named:
-        param.requires_grad_(id(param) in wanted)
-    return names
