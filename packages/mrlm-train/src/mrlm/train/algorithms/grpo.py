@@ -8,20 +8,21 @@ of :class:`GRPOConfig` backed by a pure function in :mod:`mrlm.train.ops`:
 2. **scoring**: each trajectory's total reward; with ``dynamic_sampling`` groups whose rewards are all
    equal are dropped and more tasks sampled (DAPO);
 3. **advantages**: ``A_i = (r_i - mean_group(r)) / (std + eps)`` (std per group, per batch or none);
-4. **update**: ``num_iterations`` passes over the batch in micro-batches, minimising::
+4. **update**: ``num_iterations`` optimizer steps over the batch in micro-batches (one training
+   step; see :func:`~mrlm.train.algorithms.onpolicy.update`), minimising::
 
        L = agg_t[ -min(ratio_t A, clip(ratio_t, 1 - clip_low, 1 + clip_high) A) + kl_coef * k3_t ]
 
    with ``ratio_t = pi(y_t) / pi_old(y_t)`` per token or per sequence (GSPO) and ``agg`` the
    per-sequence mean, the token mean (DAPO) or a constant normaliser (Dr. GRPO);
-5. **logging** and checkpoints.
+5. **logging** (:class:`StepStats` and :func:`~mrlm.train.algorithms.onpolicy.rollout_metrics`)
+   and checkpoints.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +30,7 @@ from typing import Any, Literal
 
 import torch
 
+from mrlm.train.algorithms.onpolicy import Normalisers, TaskSeeds, rollout_metrics, update
 from mrlm.train.generation import HFGenerator, SamplingParams
 from mrlm.train.generation.logprobs import token_logprobs
 from mrlm.train.loop import DistributedConfig, OptimConfig, RunConfig, TrainingSession
@@ -39,6 +41,9 @@ from mrlm.train.ops.policy_loss import aggregate, clipped_surrogate, importance_
 from mrlm.train.policy import ModelConfig, load_policy
 from mrlm.train.rollout import RolloutEngine, Trajectory
 from mrlm.train.rollout.batch import RolloutBatch, collate, reward_tensor
+
+#: The frozen reference policy's name in the session.
+REFERENCE = "reference"
 
 
 @dataclass
@@ -132,9 +137,17 @@ class StepStats:
     """Mean total reward of every episode sampled this step, including groups dynamic sampling dropped."""
     loss: float
     kl: float
+    """Mean k3 estimate of KL(policy || reference) on the trained tokens (0 when kl_coef is 0)."""
     clip_fraction: float
     approx_kl: float
+    """Mean k3 estimate of KL(sampling policy || updated policy): how far the iterations moved."""
     groups_kept: float
+    grad_norm: float
+    """Gradient norm before clipping, averaged over the step's optimizer steps."""
+    lr: float
+    """Learning rate of the step."""
+    tokens: float
+    """Trained (generated) tokens of the step, over all processes."""
     tokens_per_s: float
     step_s: float
     """Wall time of the step: rollout, scoring, advantages and update."""
@@ -159,7 +172,8 @@ def grpo_loss(
         batch: ``B`` trajectories (``[B, T]`` tensors), with the log-probs recorded at sampling time.
         adv: ``[B]`` advantages.
         ref_logprobs: ``[B, T]`` log-probs under the reference model, needed when ``kl_coef > 0``.
-        num_sequences, num_tokens: sequences and masked tokens of the whole batch (all micro-batches).
+        num_sequences, num_tokens: this process's share of the global batch's sequences and masked
+            tokens (see :class:`~mrlm.train.algorithms.onpolicy.Normalisers`).
     """
     temperature = config.temperature if config.temperature > 0 else 1.0
     logp = token_logprobs(model, batch.input_ids, batch.attention_mask, batch.mask, temperature)  # [B, T]
@@ -184,21 +198,8 @@ def grpo_loss(
     return loss, {"clip_fraction": stats.clip_fraction, "approx_kl": stats.approx_kl, "kl": kl_value}
 
 
-class _TaskSeeds:
-    """Hands out task seeds: distinct per process, reproducible, resumable."""
-
-    def __init__(self, base: int, rank: int, world_size: int) -> None:
-        self.base, self.rank, self.world_size = base, rank, world_size
-        self.cursor = 0
-
-    def take(self, n: int) -> list[int]:
-        seeds = [self.base + (self.cursor + i) * self.world_size + self.rank for i in range(n)]
-        self.cursor += n
-        return seeds
-
-
 def collect_batch(
-    engine: RolloutEngine, seeds: _TaskSeeds, config: GRPOConfig
+    engine: RolloutEngine, seeds: TaskSeeds, config: GRPOConfig
 ) -> tuple[list[Trajectory], float, float]:
     """Rollout and scoring: ``prompts_per_step`` groups, with dynamic sampling when enabled.
 
@@ -231,16 +232,17 @@ def train(config: GRPOConfig) -> Path:
     """Run GRPO as configured; return the directory of the final model (``save_pretrained`` format)."""
     check_output_dir(config.run.output_dir)  # before the model loads, which may take minutes
     model, tokenizer = load_policy(config.model)
-    ref_model = None
-    if config.kl_coef > 0:
-        ref_model, _ = load_policy(config.model)
-        ref_model.eval().requires_grad_(False)
+    # The reference is the initial policy, frozen; the session places (and shards) it.
+    frozen = {REFERENCE: load_policy(config.model)[0]} if config.kl_coef > 0 else {}
 
     with TrainingSession(
-        model, run=config.run, optim=config.optim, dist=config.dist, config=dataclasses.asdict(config)
+        model,
+        frozen=frozen,
+        run=config.run,
+        optim=config.optim,
+        dist=config.dist,
+        config=dataclasses.asdict(config),
     ) as session:
-        if ref_model is not None:
-            ref_model.to(session.device)
         generator = HFGenerator(session.unwrapped_model, tokenizer)
         sampling = SamplingParams(
             max_new_tokens=config.max_new_tokens,
@@ -257,7 +259,7 @@ def train(config: GRPOConfig) -> Path:
             env_kwargs=config.parsed_env_kwargs(),
             max_turns=config.max_turns,
         )
-        seeds = _TaskSeeds(base=config.run.seed * 1_000_000, rank=session.rank, world_size=session.world_size)
+        seeds = TaskSeeds(base=config.run.seed * 1_000_000, rank=session.rank, world_size=session.world_size)
         state = session.restore()
         if state:
             seeds.cursor = int(state["seed_cursor"])
@@ -265,20 +267,16 @@ def train(config: GRPOConfig) -> Path:
 
         with engine:
             while session.step < config.run.max_steps:
-                stats = _train_step(session, engine, seeds, config, tokenizer, ref_model)
-                session.log(dataclasses.asdict(stats))
+                stats, extra = train_step(session, engine, seeds, config, tokenizer)
+                session.log({**dataclasses.asdict(stats), **extra})
                 session.maybe_save({"seed_cursor": seeds.cursor, "engine": engine.state_dict()})
         return session.save_final(tokenizer)
 
 
-def _train_step(
-    session: TrainingSession,
-    engine: RolloutEngine,
-    seeds: _TaskSeeds,
-    config: GRPOConfig,
-    tokenizer: Any,
-    ref_model: Any,
-) -> StepStats:
+def train_step(
+    session: TrainingSession, engine: RolloutEngine, seeds: TaskSeeds, config: GRPOConfig, tokenizer: Any
+) -> tuple[StepStats, dict[str, float]]:
+    """One GRPO training step; returns its stats and the rollout's metrics (reward per env, ...)."""
     started = time.perf_counter()
     # 1-2. rollout and scoring
     # Under FSDP the weights are gathered for the rollout, so each process samples on its own.
@@ -294,70 +292,54 @@ def _train_step(
     adv = group_relative_advantages(batch.rewards, config.group_size, scale=config.std_scaling)
 
     ref_logprobs = None
-    if ref_model is not None:
-        with torch.no_grad():
+    if REFERENCE in session.frozen:
+        with torch.no_grad():  # one call on every process: under FSDP the forward is collective
             ref_logprobs = token_logprobs(
-                ref_model, batch.input_ids, batch.attention_mask, batch.mask, config.temperature or 1.0
+                session.frozen[REFERENCE],
+                batch.input_ids,
+                batch.attention_mask,
+                batch.mask,
+                config.temperature or 1.0,
             )
 
-    # 4. update: num_iterations passes, each one optimizer step over the whole batch
-    size = len(trajectories)
-    num_tokens = float(batch.mask.sum())
-    # DDP/FSDP average gradients over processes: each process's loss is the mean over its own batch.
-    losses, extras = [], []
-    for _ in range(config.num_iterations):
-        starts = list(range(0, size, config.micro_batch_size))
-        for i, start in enumerate(starts):
-            rows = slice(start, start + config.micro_batch_size)
-            micro = RolloutBatch(*(getattr(batch, f.name)[rows] for f in dataclasses.fields(batch)))
-            refs = ref_logprobs[rows] if ref_logprobs is not None else None
-            sync = i == len(starts) - 1
-            with _maybe(session.no_sync(), not sync):
-                loss, extra = grpo_loss(
-                    session.model,
-                    micro,
-                    adv[rows],
-                    config,
-                    ref_logprobs=refs,
-                    num_sequences=size,
-                    num_tokens=num_tokens,
-                )
-                session.backward(loss)
-            losses.append(float(loss.detach()))
-            extras.append(extra)
-        session.optimizer_step()
+    # 4. update: num_iterations optimizer steps over the batch, as one training step
+    def loss_fn(
+        micro: RolloutBatch, rows: slice, norms: Normalisers
+    ) -> tuple[torch.Tensor, dict[str, float]]:
+        return grpo_loss(
+            session.model,
+            micro,
+            adv[rows],
+            config,
+            ref_logprobs=ref_logprobs[rows] if ref_logprobs is not None else None,
+            num_sequences=norms.num_sequences,
+            num_tokens=norms.num_tokens,
+        )
+
+    result = update(
+        session,
+        batch,
+        loss_fn,
+        micro_batch_size=config.micro_batch_size,
+        num_iterations=config.num_iterations,
+    )
+    metrics = rollout_metrics(session, trajectories)
 
     elapsed = time.perf_counter() - started
-    passes = config.num_iterations
-    return StepStats(
+    tokens = result.normalisers.global_tokens
+    stats = StepStats(
         reward=session.all_reduce_mean(float(batch.rewards.mean())),
         sampled_reward=session.all_reduce_mean(sampled_reward),
-        loss=session.all_reduce_mean(sum(losses) / passes),
-        kl=session.all_reduce_mean(_mean(e["kl"] for e in extras)),
-        clip_fraction=session.all_reduce_mean(_mean(e["clip_fraction"] for e in extras)),
-        approx_kl=session.all_reduce_mean(_mean(e["approx_kl"] for e in extras)),
-        groups_kept=kept_share,
-        tokens_per_s=num_tokens * session.world_size / max(elapsed, 1e-9),
+        loss=result.loss,
+        kl=result.extras["kl"],
+        clip_fraction=result.extras["clip_fraction"],
+        approx_kl=result.extras["approx_kl"],
+        groups_kept=session.all_reduce_mean(kept_share),
+        grad_norm=result.grad_norm,
+        lr=result.lr,
+        tokens=tokens,
+        tokens_per_s=tokens / max(elapsed, 1e-9),
         step_s=elapsed,
         rollout_s=rollout_s,
     )
-
-
-def _mean(values: Any) -> float:
-    items = list(values)
-    return sum(items) / len(items) if items else math.nan
-
-
-class _maybe:  # noqa: N801 (reads as a keyword at the call site)
-    """``with _maybe(ctx, condition):`` enters ``ctx`` only when ``condition`` holds."""
-
-    def __init__(self, context: Any, condition: bool) -> None:
-        self.context, self.condition = context, condition
-
-    def __enter__(self) -> None:
-        if self.condition:
-            self.context.__enter__()
-
-    def __exit__(self, *exc: Any) -> None:
-        if self.condition:
-            self.context.__exit__(*exc)
+    return stats, {**metrics, **{k: v for k, v in result.optimizer.items() if "/" in k}}

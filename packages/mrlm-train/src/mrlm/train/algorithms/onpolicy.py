@@ -1,0 +1,214 @@
+"""The parts of one on-policy training step that every RL algorithm shares.
+
+An algorithm's step is: rollout (its :class:`~mrlm.train.rollout.RolloutEngine`), scoring and
+advantages (pure estimators of :mod:`mrlm.train.ops`), then :func:`update`, which takes the
+algorithm's loss of one micro-batch and does the rest, correctly across processes:
+
+* the update is one *training step* of the session (see
+  :meth:`~mrlm.train.loop.TrainingSession.training_step`) made of ``num_iterations`` optimizer
+  steps, each over the whole batch in micro-batches;
+* every process runs the same number of forward and backward passes: one with fewer micro-batches
+  (dynamic sampling may leave processes with different batch sizes) repeats its first one with
+  weight 0, so FSDP's collectives always line up and nothing hangs;
+* normalisers are global: the loss of a micro-batch is divided by this process's share of the
+  *global* number of sequences or tokens (``global / world_size``), so once DDP or FSDP average the
+  gradients over processes, every token or sequence of the global batch weighs the same, as in a
+  one-process run on the whole batch.
+
+:func:`rollout_metrics` gives the metrics every run logs about its replies (see docs/training.md).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from mrlm.train.loop import TrainingSession
+from mrlm.train.rollout import RolloutBatch, Trajectory
+
+
+@dataclass(frozen=True)
+class Normalisers:
+    """This process's share of the global batch's size, for :func:`mrlm.train.ops.policy_loss.aggregate`.
+
+    Attributes:
+        num_sequences: global number of trajectories / world size.
+        num_tokens: global number of trained (masked) tokens / world size.
+        global_sequences, global_tokens: the global counts themselves.
+    """
+
+    num_sequences: float
+    num_tokens: float
+    global_sequences: float
+    global_tokens: float
+
+
+#: The loss of one micro-batch: ``loss_fn(micro, rows, normalisers) -> (scalar loss, stats)``, where
+#: ``rows`` selects the micro-batch's rows of per-row tensors the algorithm holds (advantages,
+#: reference log-probs) and the loss is already divided by the normalisers it uses.
+LossFn = Callable[[RolloutBatch, slice, Normalisers], tuple[torch.Tensor, dict[str, float]]]
+
+
+@dataclass(frozen=True)
+class UpdateStats:
+    """What :func:`update` reports, averaged over processes.
+
+    Attributes:
+        loss: the mean over iterations of the batch's loss (sum of its micro-batch losses).
+        extras: each stat the loss returned, averaged over the real micro-batches of every iteration.
+        grad_norm: gradient norm before clipping, of the first model, averaged over iterations.
+        lr: the learning rate of the first model in this step.
+        optimizer: every value :meth:`~mrlm.train.loop.TrainingSession.optimizer_step` returned at
+            the last iteration (``grad_norm/<name>``, ``lr/<name>`` of other models).
+        normalisers: the global counts the losses were divided by.
+    """
+
+    loss: float
+    extras: dict[str, float]
+    grad_norm: float
+    lr: float
+    optimizer: dict[str, float]
+    normalisers: Normalisers
+
+
+def normalisers(session: TrainingSession, batch: RolloutBatch) -> Normalisers:
+    """Global sequence and token counts of the batch every process holds a part of. Collective."""
+    local = torch.tensor([float(batch.mask.shape[0]), float(batch.mask.sum())], dtype=torch.float64)
+    totals = [float(value) for value in _all_reduce_sum(local, session)]
+    world = session.world_size
+    return Normalisers(totals[0] / world, totals[1] / world, totals[0], totals[1])
+
+
+def update(
+    session: TrainingSession,
+    batch: RolloutBatch,
+    loss_fn: LossFn,
+    *,
+    micro_batch_size: int,
+    num_iterations: int = 1,
+) -> UpdateStats:
+    """One training step: ``num_iterations`` optimizer steps over ``batch`` in micro-batches (see the
+    module docstring). Collective: every process calls it, each with its own part of the batch.
+
+    Raises:
+        ValueError: an empty batch, or a micro-batch size or iteration count below 1.
+    """
+    size = int(batch.mask.shape[0])
+    if size == 0:
+        raise ValueError("update needs at least one trajectory on every process")
+    if micro_batch_size < 1 or num_iterations < 1:
+        raise ValueError("micro_batch_size and num_iterations must be at least 1")
+    norms = normalisers(session, batch)
+    starts = list(range(0, size, micro_batch_size))
+    passes = max(int(value) for value in session.gather_object(len(starts)))
+    losses: list[float] = []
+    extras: dict[str, list[float]] = {}
+    optimizer: dict[str, float] = {}
+    grad_norms: list[float] = []
+    lr = math.nan
+    with session.training_step():
+        for _ in range(num_iterations):
+            loss_sum = 0.0
+            for i in range(passes):
+                # A process with fewer micro-batches repeats its first one with weight 0: no
+                # gradient, but its forward and backward collectives match the other processes'.
+                start, weight = (starts[i], 1.0) if i < len(starts) else (0, 0.0)
+                rows = slice(start, min(start + micro_batch_size, size))
+                last = i == passes - 1
+                with contextlib.nullcontext() if last else session.no_sync():
+                    loss, stats = loss_fn(select_rows(batch, rows), rows, norms)
+                    session.backward(loss * weight)
+                if weight:
+                    loss_sum += float(loss.detach())
+                    for key, value in stats.items():
+                        extras.setdefault(key, []).append(value)
+            optimizer = session.optimizer_step()
+            grad_norms.append(optimizer["grad_norm"])
+            if math.isnan(lr):
+                lr = optimizer["lr"]
+            losses.append(loss_sum)
+    return UpdateStats(
+        loss=session.all_reduce_mean(sum(losses) / len(losses)),
+        extras={key: session.all_reduce_mean(sum(values) / len(values)) for key, values in extras.items()},
+        grad_norm=sum(grad_norms) / len(grad_norms),
+        lr=lr,
+        optimizer=optimizer,
+        normalisers=norms,
+    )
+
+
+def select_rows(batch: RolloutBatch, rows: slice) -> RolloutBatch:
+    """The rows ``rows`` of every per-row field of ``batch``."""
+    select = getattr(batch, "select", None)
+    if callable(select):
+        selected: RolloutBatch = select(rows)
+        return selected
+    return dataclasses.replace(
+        batch, **{field.name: getattr(batch, field.name)[rows] for field in dataclasses.fields(batch)}
+    )
+
+
+def rollout_metrics(session: TrainingSession, trajectories: Sequence[Trajectory]) -> dict[str, float]:
+    """Metrics of the replies every run logs, over every process's trajectories. Collective.
+
+    - ``reply_tokens``: mean generated tokens per reply;
+    - ``cut_at_length``: share of replies that ended at the token budget (``finish_reason`` "length");
+    - ``entropy``: the sampling policy's mean per-token entropy, estimated as the mean of ``-log p``
+      of the sampled tokens (unbiased, since the tokens were drawn from that distribution);
+    - ``reward/<env_id>`` and ``success/<env_id>``: mean total reward per env, and share of its
+      episodes with a positive total reward.
+    """
+    replies = sum(len(t.finish_reasons) for t in trajectories)
+    tokens = sum(t.num_generated_tokens for t in trajectories)
+    neg_logp = -sum(lp for t in trajectories for lp, m in zip(t.logprobs, t.mask, strict=True) if m)
+    cut = sum(reason == "length" for t in trajectories for reason in t.finish_reasons)
+    per_env: dict[str, list[float]] = {}
+    for t in trajectories:
+        totals = per_env.setdefault(t.env_id, [0.0, 0.0, 0.0])
+        totals[0] += 1
+        totals[1] += t.total_reward
+        totals[2] += t.total_reward > 0
+    gathered = session.gather_object((replies, tokens, neg_logp, cut, per_env))
+    replies = sum(g[0] for g in gathered)
+    tokens = sum(g[1] for g in gathered)
+    metrics = {
+        "reply_tokens": tokens / replies if replies else 0.0,
+        "cut_at_length": sum(g[3] for g in gathered) / replies if replies else 0.0,
+        "entropy": sum(g[2] for g in gathered) / tokens if tokens else 0.0,
+    }
+    envs: dict[str, list[float]] = {}
+    for g in gathered:
+        for env_id, (count, reward, success) in g[4].items():
+            totals = envs.setdefault(env_id, [0.0, 0.0, 0.0])
+            totals[0] += count
+            totals[1] += reward
+            totals[2] += success
+    for env_id, (count, reward, success) in sorted(envs.items()):
+        metrics[f"reward/{env_id}"] = reward / count
+        metrics[f"success/{env_id}"] = success / count
+    return metrics
+
+
+class TaskSeeds:
+    """Hands out task seeds: distinct per process, reproducible, resumable (``cursor``)."""
+
+    def __init__(self, base: int, rank: int, world_size: int) -> None:
+        self.base, self.rank, self.world_size = base, rank, world_size
+        self.cursor = 0
+
+    def take(self, n: int) -> list[int]:
+        seeds = [self.base + (self.cursor + i) * self.world_size + self.rank for i in range(n)]
+        self.cursor += n
+        return seeds
+
+
+def _all_reduce_sum(tensor: torch.Tensor, session: TrainingSession) -> Any:
+    if session.world_size == 1:
+        return tensor.tolist()
+    return [sum(values) for values in zip(*session.gather_object(tensor.tolist()), strict=True)]
