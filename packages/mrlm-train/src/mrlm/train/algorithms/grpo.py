@@ -186,7 +186,7 @@ def grpo_loss(
         assert ref_logprobs is not None
         kl = kl_k3(logp, ref_logprobs) * batch.mask
         token_loss = token_loss + config.kl_coef * kl
-        kl_value = float(kl.sum() / batch.mask.sum().clamp(min=1.0))
+        kl_value = float(kl.detach().sum() / batch.mask.sum().clamp(min=1.0))
     loss = aggregate(
         token_loss,
         batch.mask,

@@ -61,7 +61,9 @@ class UpdateStats:
 
     Attributes:
         loss: the mean over iterations of the batch's loss (sum of its micro-batch losses).
-        extras: each stat the loss returned, averaged over the real micro-batches of every iteration.
+        extras: each per-token stat the loss returned (a mean over its micro-batch's tokens),
+            averaged over every token of every iteration and process: the value one process would
+            report for the whole batch in one piece.
         grad_norm: gradient norm before clipping, of the first model, averaged over iterations.
         lr: the learning rate of the first model in this step.
         optimizer: every value :meth:`~mrlm.train.loop.TrainingSession.optimizer_step` returned at
@@ -108,7 +110,7 @@ def update(
     starts = list(range(0, size, micro_batch_size))
     passes = max(int(value) for value in session.gather_object(len(starts)))
     losses: list[float] = []
-    extras: dict[str, list[float]] = {}
+    extras: dict[str, list[float]] = {}  # per stat: sum of value x tokens, sum of tokens
     optimizer: dict[str, float] = {}
     grad_norms: list[float] = []
     lr = math.nan
@@ -126,8 +128,11 @@ def update(
                     session.backward(loss * weight)
                 if weight:
                     loss_sum += float(loss.detach())
+                    tokens = float(batch.mask[rows].sum())
                     for key, value in stats.items():
-                        extras.setdefault(key, []).append(value)
+                        sums = extras.setdefault(key, [0.0, 0.0])
+                        sums[0] += value * tokens
+                        sums[1] += tokens
             optimizer = session.optimizer_step()
             grad_norms.append(optimizer["grad_norm"])
             if math.isnan(lr):
@@ -135,7 +140,7 @@ def update(
             losses.append(loss_sum)
     return UpdateStats(
         loss=session.all_reduce_mean(sum(losses) / len(losses)),
-        extras={key: session.all_reduce_mean(sum(values) / len(values)) for key, values in extras.items()},
+        extras=_token_weighted(session, extras),
         grad_norm=sum(grad_norms) / len(grad_norms),
         lr=lr,
         optimizer=optimizer,
@@ -150,7 +155,12 @@ def select_rows(batch: RolloutBatch, rows: slice) -> RolloutBatch:
         selected: RolloutBatch = select(rows)
         return selected
     return dataclasses.replace(
-        batch, **{field.name: getattr(batch, field.name)[rows] for field in dataclasses.fields(batch)}
+        batch,
+        **{
+            field.name: value[rows]
+            for field in dataclasses.fields(batch)
+            if (value := getattr(batch, field.name)) is not None
+        },
     )
 
 
@@ -206,6 +216,13 @@ class TaskSeeds:
         seeds = [self.base + (self.cursor + i) * self.world_size + self.rank for i in range(n)]
         self.cursor += n
         return seeds
+
+
+def _token_weighted(session: TrainingSession, sums: dict[str, list[float]]) -> dict[str, float]:
+    keys = sorted(sums)
+    local = torch.tensor([value for key in keys for value in sums[key]], dtype=torch.float64)
+    totals = _all_reduce_sum(local, session) if keys else []
+    return {key: totals[2 * i] / max(totals[2 * i + 1], 1.0) for i, key in enumerate(keys)}
 
 
 def _all_reduce_sum(tensor: torch.Tensor, session: TrainingSession) -> Any:

@@ -1,0 +1,120 @@
+"""The on-policy step every algorithm shares: steps count training steps, metrics are the documented
+ones, and two processes with uneven batches update exactly as one process on the whole batch."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mrlm.train.algorithms.grpo import GRPOConfig, train
+from mrlm.train.algorithms.onpolicy import rollout_metrics
+from mrlm.train.loop import OptimConfig, RunConfig
+from mrlm.train.rollout import Trajectory
+from tests.train.algorithms.update_driver import run as run_update
+
+ROOT = Path(__file__).resolve().parents[3]
+DRIVER = Path(__file__).with_name("update_driver.py")
+
+
+def test_iterations_of_one_batch_are_one_step_for_metrics_checkpoints_and_max_steps(tmp_path: Path) -> None:
+    config = GRPOConfig(
+        env_kwargs='{"level": 1}',
+        group_size=2,
+        prompts_per_step=1,
+        max_new_tokens=4,
+        micro_batch_size=2,
+        num_iterations=2,
+        run=RunConfig(output_dir=str(tmp_path / "run"), max_steps=3, save_every=3, progress_bar=False),
+        optim=OptimConfig(learning_rate=1e-3),
+    )
+    train(config)
+    rows = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    assert [row["step"] for row in rows] == [1, 2, 3]
+    assert sorted(path.name for path in (tmp_path / "run" / "checkpoints").iterdir()) == ["step-000003"]
+    documented = {"grad_norm", "lr", "entropy", "reply_tokens", "cut_at_length", "kl", "reward/mrlm/Math-v0"}
+    assert documented <= set(rows[0])
+    assert rows[0]["lr"] == pytest.approx(1e-3)
+    assert all(math.isfinite(row["grad_norm"]) for row in rows)  # 0 while every reward is equal
+    assert 0 < rows[0]["reply_tokens"] <= 4
+
+
+def _trajectory(
+    env_id: str, logprobs: list[float], mask: list[int], reward: float, reasons: list[str]
+) -> Trajectory:
+    return Trajectory(
+        env_id=env_id,
+        seed=0,
+        group=0,
+        messages=[],
+        token_ids=list(range(len(mask))),
+        mask=mask,
+        logprobs=logprobs,
+        turn_rewards=[reward / len(reasons)] * len(reasons),
+        finish_reasons=reasons,
+    )
+
+
+class _OneProcess:
+    world_size = 1
+
+    def gather_object(self, obj: Any) -> list[Any]:
+        return [obj]
+
+
+def test_rollout_metrics_by_hand() -> None:
+    trajectories = [
+        _trajectory("a", [0.0, -1.0, -2.0, 0.0], [0, 1, 1, 0], 1.0, ["stop"]),
+        _trajectory("a", [0.0, -0.5, -0.5, -3.0], [0, 1, 1, 1], 0.0, ["length"]),
+        _trajectory("b", [0.0, -2.0, 0.0, -1.0], [0, 1, 0, 1], 2.0, ["stop", "length"]),
+    ]
+    metrics = rollout_metrics(_OneProcess(), trajectories)  # type: ignore[arg-type]
+    # 4 replies, 2+3+2 = 7 generated tokens, 2 replies cut at the budget.
+    assert metrics["reply_tokens"] == pytest.approx(7 / 4)
+    assert metrics["cut_at_length"] == pytest.approx(2 / 4)
+    # -log p of the sampled tokens: 1 + 2 + 0.5 + 0.5 + 3 + 2 + 1 = 10 over 7 tokens.
+    assert metrics["entropy"] == pytest.approx(10 / 7)
+    assert metrics["reward/a"] == pytest.approx(0.5) and metrics["success/a"] == pytest.approx(0.5)
+    assert metrics["reward/b"] == pytest.approx(2.0) and metrics["success/b"] == pytest.approx(1.0)
+
+
+@pytest.fixture(scope="module")
+def one_process(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    tmp = tmp_path_factory.mktemp("single")
+    return run_update(str(tmp / "run"), str(tmp / "reports"), "single", "token_mean")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("strategy", ["ddp", "fsdp"])
+def test_two_processes_with_uneven_batches_match_one_process(
+    strategy: str, one_process: dict[str, Any], tmp_path: Path
+) -> None:
+    """Process 0 holds 4 trajectories, process 1 holds 8 (as dynamic sampling can leave them), with a
+    frozen reference (kl_coef > 0), 2 iterations and micro-batches of 2: process 0 pads with
+    zero-weight passes, token counts are global, and the update equals one process's on all 12."""
+    command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2"]
+    command += [str(DRIVER), "--output-dir", str(tmp_path / "run"), "--report-dir", str(tmp_path / "reports")]
+    command += ["--strategy", strategy]
+    env = {key: value for key, value in os.environ.items() if not key.startswith("ACCELERATE_")}
+    env.update(OMP_NUM_THREADS="1", HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
+    result = subprocess.run(
+        command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-5000:]
+    expected = one_process
+    for rank in range(2):
+        report = json.loads((tmp_path / "reports" / f"rank-{rank}.json").read_text())
+        assert report["step"] == 1
+        assert report["tokens"] == expected["tokens"]
+        for key in ("loss", "kl", "grad_norm"):
+            assert report[key] == pytest.approx(expected[key], rel=1e-4), key
+        digest = {name.removeprefix("module."): value for name, value in report["digest"].items()}
+        if rank == 0:
+            for name, value in expected["digest"].items():
+                assert digest[name] == pytest.approx(value, rel=1e-3), name
