@@ -35,6 +35,7 @@ from mrlm.train.generation import HFGenerator, SamplingParams
 from mrlm.train.generation.logprobs import token_logprobs
 from mrlm.train.loop import DistributedConfig, OptimConfig, RunConfig, TrainingSession
 from mrlm.train.loop.output_dir import check_output_dir
+from mrlm.train.mixture import EnvMixture, MixedRolloutEngine, parse_mixture
 from mrlm.train.ops.advantages import group_relative_advantages, groups_with_signal
 from mrlm.train.ops.kl import kl_k3
 from mrlm.train.ops.policy_loss import aggregate, clipped_surrogate, importance_ratio
@@ -44,6 +45,8 @@ from mrlm.train.rollout.batch import RolloutBatch, collate, reward_tensor
 
 #: The frozen reference policy's name in the session.
 REFERENCE = "reference"
+#: What GRPO rolls out with: one env's engine, or a mixture's.
+Engine = RolloutEngine | MixedRolloutEngine
 
 
 @dataclass
@@ -54,6 +57,10 @@ class GRPOConfig:
     """Environment id (``mrlm-envs list``), local or remote."""
     env_kwargs: str = "{}"
     """The env's keyword arguments as a JSON object, such as '{"level": 1}'."""
+    env_mixture: str = ""
+    """Several envs at once, replacing env_id and env_kwargs: a JSON list such as
+    '[{"id": "mrlm/Math-v0", "weight": 2}, {"id": "mrlm/Code-v0", "kwargs": {}, "name": "code"}]';
+    each task's env is drawn by weight (see mrlm.train.mixture)."""
     model: ModelConfig = field(default_factory=lambda: ModelConfig(name_or_path="tiny"))
     """The policy: a Hugging Face model name or path, or "tiny" for a small local model."""
 
@@ -116,6 +123,8 @@ class GRPOConfig:
         if self.max_sampling_rounds < 1:
             raise ValueError("max_sampling_rounds must be at least 1")
         self.parsed_env_kwargs()
+        if self.env_mixture:
+            parse_mixture(self.env_mixture)
 
     def parsed_env_kwargs(self) -> dict[str, Any]:
         try:
@@ -198,8 +207,34 @@ def grpo_loss(
     return loss, {"clip_fraction": stats.clip_fraction, "approx_kl": stats.approx_kl, "kl": kl_value}
 
 
+def _engine(config: GRPOConfig, generator: Any, tokenizer: Any, sampling: SamplingParams) -> Engine:
+    """The rollout engine of ``config``'s env, or of each env of its mixture."""
+    if not config.env_mixture:
+        kwargs = config.parsed_env_kwargs()
+        return RolloutEngine(
+            config.env_id, generator, tokenizer, sampling, env_kwargs=kwargs, max_turns=config.max_turns
+        )
+    entries = parse_mixture(config.env_mixture)
+    engines = [
+        RolloutEngine(
+            entry.env_id,
+            generator,
+            tokenizer,
+            # Each env samples its own stream, so that two envs' replies are not correlated.
+            dataclasses.replace(
+                sampling, seed=None if sampling.seed is None else sampling.seed + 7919 * index
+            ),
+            env_kwargs=entry.kwargs,
+            env_id=entry.label,
+            max_turns=config.max_turns,
+        )
+        for index, entry in enumerate(entries)
+    ]
+    return MixedRolloutEngine(engines, EnvMixture(entries, config.run.seed))
+
+
 def collect_batch(
-    engine: RolloutEngine, seeds: TaskSeeds, config: GRPOConfig
+    engine: Engine, seeds: TaskSeeds, config: GRPOConfig
 ) -> tuple[list[Trajectory], float, float]:
     """Rollout and scoring: ``prompts_per_step`` groups, with dynamic sampling when enabled.
 
@@ -251,14 +286,7 @@ def train(config: GRPOConfig) -> Path:
             ignore_stop=config.ignore_stop,
             seed=config.run.seed * 1_000_003 + session.rank,
         )
-        engine = RolloutEngine(
-            config.env_id,
-            generator,
-            tokenizer,
-            sampling,
-            env_kwargs=config.parsed_env_kwargs(),
-            max_turns=config.max_turns,
-        )
+        engine = _engine(config, generator, tokenizer, sampling)
         seeds = TaskSeeds(base=config.run.seed * 1_000_000, rank=session.rank, world_size=session.world_size)
         state = session.restore()
         if state:
@@ -274,7 +302,7 @@ def train(config: GRPOConfig) -> Path:
 
 
 def train_step(
-    session: TrainingSession, engine: RolloutEngine, seeds: TaskSeeds, config: GRPOConfig, tokenizer: Any
+    session: TrainingSession, engine: Engine, seeds: TaskSeeds, config: GRPOConfig, tokenizer: Any
 ) -> tuple[StepStats, dict[str, float]]:
     """One GRPO training step; returns its stats and the rollout's metrics (reward per env, ...)."""
     started = time.perf_counter()
