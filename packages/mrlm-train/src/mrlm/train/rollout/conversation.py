@@ -53,6 +53,20 @@ class Conversation:
     def __len__(self) -> int:
         return len(self.token_ids)
 
+    def copy(self) -> Conversation:
+        """An independent copy sharing the tokenizer: extending one leaves the other as it was.
+
+        Rollouts fork a conversation to try several replies from the same state.
+        """
+        twin = Conversation.__new__(Conversation)
+        twin.tokenizer = self.tokenizer
+        twin.messages = [dict(m) for m in self.messages]
+        twin.token_ids = list(self.token_ids)
+        twin.mask = list(self.mask)
+        twin.logprobs = list(self.logprobs)
+        twin._stop_text = self._stop_text
+        return twin
+
     def add_reply(self, token_ids: Sequence[int], logprobs: Sequence[float], stopped: bool) -> str:
         """Append a sampled reply and return its text (what the env receives).
 

@@ -1,82 +1,91 @@
-"""Playing batches of episodes: every episode awaiting a reply is answered by one generate call.
+"""Playing batches of episodes with one policy or several, in single- and multi-agent text envs.
 
-Works with any ``gymnasium.Env`` whose observations and actions are ``str``: the MRLM envs, a
-``gymnasium.make`` id, or a remote client that is itself a ``gymnasium.Env``.
+:class:`RolloutEngine` drives any env whose observations are text and whose actions are ``str``: a
+Gymnasium env (one agent), a PettingZoo AEC env (agents take turns) or Parallel env (live agents
+act together), local or remote (``grpc://`` ids; the remote clients are such envs themselves).
+
+Policies: one generator (the single policy ``"policy"``), or named :class:`~mrlm.train.rollout.policies.Policy`
+records with ``agent_policies`` mapping each agent to one of them: one shared policy for every agent
+(roles come from each agent's system prompt and observations), one policy per agent, or any mix. Each
+agent keeps its own conversation in its policy's chat template; its trajectory's mask covers only
+its own replies. All the prompts one policy must answer in a round go into one generate call.
+
+Groups (``collect(seeds, group_size)``), by ``joint`` mode:
+
+* ``"align"``: ``group_size`` episodes per seed, each reset with the seed; sample ``j`` of every agent
+  plays joint episode ``j``. Each agent's ``group_size`` rows of one seed form a group.
+* ``"cross"``: per seed and round, each agent samples ``group_size`` replies from the same state and
+  every combination of the agents' samples is played (by resetting with the seed and replaying the
+  earlier rounds); each sample is credited with the mean return of the joint actions it is part of.
+  Each agent's samples of one round form a group. See :mod:`mrlm.train.rollout.cross`.
+
+Rows come group-contiguous and seed-major: for each seed, its groups (agents in the env's order; in
+``cross`` rounds first), each ``group_size`` rows, member ``j`` at index ``j``.
 """
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-from typing import Any, SupportsFloat, TypeVar
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
 
-import gymnasium
-import numpy as np
+from mrlm.train.generation.base import Generator, SamplingParams
+from mrlm.train.rollout.context import Episode, Rollout, Task
+from mrlm.train.rollout.cross import play_cross
+from mrlm.train.rollout.envs import EnvFactory, EnvKind, env_factory, kind_of
+from mrlm.train.rollout.play_aec import play_aec
+from mrlm.train.rollout.play_rounds import play_rounds
+from mrlm.train.rollout.policies import DEFAULT_POLICY, AgentPolicies, Policy, PolicyTable
+from mrlm.train.rollout.prompts import SystemPrompt, default_system_prompt
+from mrlm.train.rollout.rounds import Agent, round_env
+from mrlm.train.rollout.trajectory import Trajectory
 
-from mrlm.train.generation.base import Completion, Generator, SamplingParams
-from mrlm.train.rollout.conversation import Conversation
-from mrlm.train.rollout.errors import EnvOutputError
-from mrlm.train.rollout.trajectory import Trajectory, Truncation
-
-EnvFactory = Callable[[], gymnasium.Env[Any, Any]]
-
-_T = TypeVar("_T")
-_R = TypeVar("_R")
-
-
-@dataclass
-class _Episode:
-    """An episode in progress; becomes a :class:`Trajectory` when done."""
-
-    env: gymnasium.Env[Any, Any]
-    seed: int
-    group: int
-    conversation: Conversation
-    reset_info: dict[str, Any]
-    turn_rewards: list[float] = field(default_factory=list)
-    finish_reasons: list[str] = field(default_factory=list)
-    infos: list[dict[str, Any]] = field(default_factory=list)
-    final_observation: str | None = None
-    terminated: bool = False
-    truncated: bool = False
-    truncation: Truncation | None = None
-
-    @property
-    def done(self) -> bool:
-        return self.terminated or self.truncated
-
-    def cut(self, why: Truncation) -> None:
-        self.truncated, self.truncation = True, why
+JointMode = Literal["align", "cross"]
 
 
 class RolloutEngine:
-    """Collects groups of episodes of a text env with a :class:`Generator`.
+    """Collects groups of episodes of a text env with one or several policies.
 
     Args:
-        env: an env id (``mrlm.envs`` or gymnasium registry), or a zero-argument factory building one
-            env. The engine keeps a pool of envs, one per concurrent episode, reused across calls.
-        generator: the generation backend.
-        tokenizer: the policy's tokenizer, with a chat template.
-        sampling: sampling parameters of every reply. With ``sampling.seed`` set, each generate call
-            gets a seed derived from it, the call count of :meth:`collect` and the turn, so an engine
-            built the same way collects the same trajectories, and two calls differ.
+        env: an env id (``mrlm.envs``, remote ``grpc://``, or gymnasium registry), or a zero-argument
+            factory building one env. The engine keeps a pool of envs, reused across calls.
+        generator: the generator of the single policy, or the policies by name.
+        tokenizer: the single policy's tokenizer (with a chat template); with named policies, the
+            tokenizer of those that give none.
+        sampling: sampling parameters of every reply (of the policies that give none). With
+            ``sampling.seed`` set, each generate call gets a seed derived from it, the call count of
+            :meth:`collect`, the round and the policy, so an engine built the same way collects the
+            same trajectories, and two calls differ.
+        agent_policies: the policy of each agent, a mapping or a callable (agent ``None`` in
+            single-agent envs); None: the only policy, or the policy named like the agent.
+        kind: ``"aec"`` or ``"parallel"`` for a multi-agent id (its default kind when None); with a
+            factory, the kind its envs must be.
+        joint: ``"align"`` or ``"cross"`` (see the module docstring).
+        max_joint_actions: in ``cross`` mode, the most joint actions (``group_size ** agents``) a round
+            may have; more raise ValueError.
+        system_prompt: ``system_prompt(agent, reset_info)``, the system message opening each agent's
+            conversation (None for none); by default the env's ``system_prompt`` info, then for a named
+            agent ``You are <agent>.``.
         env_kwargs: keyword arguments for the env id (not allowed with a factory).
         env_id: the id recorded in trajectories; defaults to the id, else the env's ``spec.id`` or class name.
-        max_turns: replies per episode after which the engine truncates (``"max_turns"``).
-        max_prompt_tokens: an episode whose next prompt would be longer ends truncated
+        max_turns: replies per agent after which the engine truncates the episode (``"max_turns"``).
+        max_prompt_tokens: an episode in which an agent's next prompt would be longer ends truncated
             (``"prompt_too_long"``) instead of reaching the model; None for no limit.
-        step_workers: threads stepping and resetting envs concurrently (> 1 helps remote envs).
+        step_workers: threads stepping, resetting and replaying envs concurrently (> 1 helps remote
+            envs); in ``cross`` mode also the number of spare envs replaying joint actions.
     """
 
     def __init__(
         self,
         env: str | EnvFactory,
-        generator: Generator,
-        tokenizer: Any,
-        sampling: SamplingParams,
+        generator: Generator | Mapping[str, Policy],
+        tokenizer: Any = None,
+        sampling: SamplingParams | None = None,
         *,
+        agent_policies: AgentPolicies | None = None,
+        kind: EnvKind | None = None,
+        joint: JointMode = "align",
+        max_joint_actions: int = 256,
+        system_prompt: SystemPrompt = default_system_prompt,
         env_kwargs: Mapping[str, Any] | None = None,
         env_id: str | None = None,
         max_turns: int = 16,
@@ -89,64 +98,90 @@ class RolloutEngine:
             raise ValueError(f"max_prompt_tokens must be positive or None, got {max_prompt_tokens}")
         if step_workers < 1:
             raise ValueError(f"step_workers must be at least 1, got {step_workers}")
-        self._make_env = _env_factory(env, env_kwargs)
+        if joint not in ("align", "cross"):
+            raise ValueError(f"joint must be 'align' or 'cross', got {joint!r}")
+        if max_joint_actions < 1:
+            raise ValueError(f"max_joint_actions must be at least 1, got {max_joint_actions}")
+        if kind not in (None, "gymnasium", "aec", "parallel"):
+            raise ValueError(f"kind must be 'gymnasium', 'aec', 'parallel' or None, got {kind!r}")
+        self.policies = PolicyTable(_policies(generator, tokenizer), sampling, agent_policies)
+        self._make_env = env_factory(env, env_kwargs, kind)
+        self.kind = kind
         self.env_id = env_id if env_id is not None else (env if isinstance(env, str) else None)
-        self.generator = generator
-        self.tokenizer = tokenizer
-        self.sampling = sampling
+        self.joint: JointMode = joint
+        self.max_joint_actions = max_joint_actions
+        self.system_prompt = system_prompt
         self.max_turns = max_turns
         self.max_prompt_tokens = max_prompt_tokens
         self.step_workers = step_workers
-        self._envs: list[gymnasium.Env[Any, Any]] = []
+        self._envs: list[Any] = []
         self._calls = 0
         self._next_group = 0
+        self._next_episode = 0
+
+    # The single policy, as engines built with one generator expose it --------------------------------
+
+    @property
+    def generator(self) -> Generator:
+        return self.policies[self._single()].generator
+
+    @generator.setter
+    def generator(self, generator: Generator) -> None:
+        self.policies.replace(self._single(), generator=generator)
+
+    @property
+    def tokenizer(self) -> Any:
+        return self.policies[self._single()].tokenizer
+
+    @property
+    def sampling(self) -> SamplingParams:
+        return self.policies.sampling(self._single())
+
+    # ----------------------------------------------------------------------------------------------
 
     def collect(self, seeds: Sequence[int], group_size: int = 1) -> list[Trajectory]:
-        """Play ``group_size`` episodes per seed, each reset with that seed.
+        """Play ``group_size`` samples per seed and agent, each episode reset with its seed.
 
-        All episodes run together: each round batches the prompts of every episode awaiting a reply
-        into one ``generate`` call, then steps each env with its reply.
+        All episodes run together: each round batches the prompts of every agent awaiting a reply
+        into one ``generate`` call per policy, then steps each env.
 
         Returns:
-            ``len(seeds) * group_size`` trajectories, seed-major and group-contiguous: trajectory
-            ``i * group_size + g`` is member ``g`` of the group of ``seeds[i]``.
+            The rows, group-contiguous and seed-major (see the module docstring). With one agent and
+            ``joint="align"``, trajectory ``i * group_size + g`` is member ``g`` of the group of ``seeds[i]``.
         """
         if group_size < 1:
             raise ValueError(f"group_size must be at least 1, got {group_size}")
-        tasks = [(int(seed), self._next_group + i) for i, seed in enumerate(seeds) for _ in range(group_size)]
-        self._next_group += len(seeds)
-        envs = self._pool(len(tasks))
-        # Envs run in worker threads; tokenization stays on this thread (tokenizers are not
-        # guaranteed thread-safe).
-        resets = self._map(lambda job: _reset(*job), list(zip(envs, tasks, strict=True)))
-        episodes = [
-            self._start(env, task, reset) for env, task, reset in zip(envs, tasks, resets, strict=True)
-        ]
-
-        call, turn = self._calls, 0
+        seeds = [int(seed) for seed in seeds]
+        rollout = Rollout(
+            table=self.policies,
+            system_prompt=self.system_prompt,
+            max_turns=self.max_turns,
+            max_prompt_tokens=self.max_prompt_tokens,
+            step_workers=self.step_workers,
+            call=self._calls,
+        )
         self._calls += 1
-        while waiting := [e for e in episodes if not e.done]:
-            prompts = [e.conversation.token_ids for e in waiting]
-            completions = self.generator.generate(prompts, self._round_params(call, turn))
-            if len(completions) != len(waiting):
-                raise RuntimeError(
-                    f"the generator returned {len(completions)} completions for {len(prompts)} prompts"
-                )
-            replies = [self._add_reply(e, c) for e, c in zip(waiting, completions, strict=True)]
-            steps = self._map(lambda job: job[0].env.step(job[1]), list(zip(waiting, replies, strict=True)))
-            for episode, step in zip(waiting, steps, strict=True):
-                self._record(episode, step)
-            turn += 1
-        return [self._trajectory(e) for e in episodes]
+        if self.joint == "cross":
+            blocks = self._cross(rollout, seeds, group_size)
+        else:
+            blocks = self._align(rollout, seeds, group_size)
+        rows: list[Trajectory] = []
+        for block in blocks:
+            for row in block:
+                row.group = self._next_group
+            self._next_group += 1
+            rows += block
+        return rows
 
     def state_dict(self) -> dict[str, int]:
         """The counters that make successive :meth:`collect` calls differ, for checkpoints."""
-        return {"calls": self._calls, "next_group": self._next_group}
+        return {"calls": self._calls, "next_group": self._next_group, "next_episode": self._next_episode}
 
     def load_state_dict(self, state: Mapping[str, int]) -> None:
         """Continue from :meth:`state_dict`: the next call collects what it would have collected."""
         self._calls = int(state["calls"])
         self._next_group = int(state["next_group"])
+        self._next_episode = int(state.get("next_episode", 0))  # absent from older checkpoints
 
     def close(self) -> None:
         """Close every pooled env."""
@@ -162,138 +197,74 @@ class RolloutEngine:
 
     # ----------------------------------------------------------------------------------------------
 
-    def _pool(self, size: int) -> list[gymnasium.Env[Any, Any]]:
+    def _align(self, rollout: Rollout, seeds: list[int], group_size: int) -> list[list[Trajectory]]:
+        tasks = [
+            Task(seed, self._next_episode + i * group_size + j, j)
+            for i, seed in enumerate(seeds)
+            for j in range(group_size)
+        ]
+        self._next_episode += len(tasks)
+        envs = self._pool(len(tasks))
+        if kind_of(envs[0]) == "aec":
+            episodes = play_aec(rollout, envs, tasks, self.env_id)
+        else:
+            episodes = play_rounds(rollout, [round_env(env, self.env_id) for env in envs], tasks)
+        blocks = []
+        for i in range(len(seeds)):
+            group = episodes[i * group_size : (i + 1) * group_size]
+            for agent in _agents(group):
+                blocks.append([self._row(e, agent) for e in group if agent in e.seats])
+        return blocks
+
+    def _cross(self, rollout: Rollout, seeds: list[int], group_size: int) -> list[list[Trajectory]]:
+        tasks = [Task(seed, self._next_episode + i, 0) for i, seed in enumerate(seeds)]
+        self._next_episode += len(tasks)
+        envs = [round_env(env, self.env_id) for env in self._pool(len(tasks) + self.step_workers)]
+        lines = play_cross(
+            rollout, envs[: len(tasks)], envs[len(tasks) :], tasks, group_size, self.max_joint_actions
+        )
+        return [block for line in lines for block in line]
+
+    def _row(self, episode: Episode, agent: Agent) -> Trajectory:
+        return episode.seats[agent].trajectory(episode.env_id, -1)
+
+    def _pool(self, size: int) -> list[Any]:
         while len(self._envs) < size:
-            self._envs.append(self._make_env())
+            env = self._make_env()
+            found = kind_of(env)
+            if self.kind is not None and found != self.kind:
+                env.close()
+                raise TypeError(
+                    f"the env factory built a {found} env; the engine was asked for {self.kind!r}"
+                )
+            self._envs.append(env)
         return self._envs[:size]
 
-    def _start(
-        self, env: gymnasium.Env[Any, Any], task: tuple[int, int], reset: tuple[Any, dict[str, Any]]
-    ) -> _Episode:
-        (seed, group), (observation, info) = task, reset
-        _check_text(observation, "observation", self.env_id or _spec_id(env))
-        messages = []
-        system_prompt = info.get("system_prompt")
-        if system_prompt:
-            messages.append({"role": "system", "content": str(system_prompt)})
-        messages.append({"role": "user", "content": observation})
-        episode = _Episode(env, seed, group, Conversation(self.tokenizer, messages), dict(info))
-        if self.max_prompt_tokens is not None and len(episode.conversation) > self.max_prompt_tokens:
-            episode.cut("prompt_too_long")
-        return episode
-
-    def _add_reply(self, episode: _Episode, completion: Completion) -> str:
-        episode.finish_reasons.append(completion.finish_reason)
-        return episode.conversation.add_reply(
-            completion.token_ids, completion.logprobs, stopped=completion.finish_reason == "stop"
-        )
-
-    def _record(self, episode: _Episode, step: tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]) -> None:
-        """Keep the env's answer to a reply: end the episode, or append the observation as a user turn."""
-        observation, reward, terminated, truncated, info = step
-        env_id = self.env_id or _spec_id(episode.env)
-        _check_text(observation, "observation", env_id)
-        episode.turn_rewards.append(_reward(reward, env_id))
-        episode.infos.append(dict(info))
-        episode.terminated = bool(terminated)
-        if truncated and not terminated:
-            episode.cut("env")
-        if episode.done:
-            episode.final_observation = observation
-        elif len(episode.turn_rewards) >= self.max_turns:
-            episode.final_observation = observation
-            episode.cut("max_turns")
-        elif not episode.conversation.add_user(observation, self.max_prompt_tokens):
-            episode.final_observation = observation
-            episode.cut("prompt_too_long")
-
-    def _round_params(self, call: int, turn: int) -> SamplingParams:
-        if self.sampling.seed is None:
-            return self.sampling
-        # A fresh, reproducible noise stream per generate call: reusing one seed every call would
-        # correlate the samples of successive turns and training steps.
-        state = np.random.SeedSequence([self.sampling.seed, call, turn]).generate_state(1, np.uint64)[0]
-        return dataclasses.replace(self.sampling, seed=int(state >> np.uint64(1)))
-
-    def _trajectory(self, episode: _Episode) -> Trajectory:
-        conversation = episode.conversation
-        env_id = self.env_id or _spec_id(episode.env)
-        return Trajectory(
-            env_id=env_id,
-            seed=episode.seed,
-            group=episode.group,
-            messages=conversation.messages,
-            token_ids=conversation.token_ids,
-            mask=conversation.mask,
-            logprobs=conversation.logprobs,
-            turn_rewards=episode.turn_rewards,
-            finish_reasons=episode.finish_reasons,
-            infos=episode.infos,
-            reset_info=episode.reset_info,
-            final_observation=episode.final_observation,
-            terminated=episode.terminated,
-            truncated=episode.truncated,
-            truncation=episode.truncation,
-        )
-
-    def _map(self, fn: Callable[[_T], _R], items: Iterable[_T]) -> list[_R]:
-        if self.step_workers == 1:
-            return [fn(item) for item in items]
-        with ThreadPoolExecutor(self.step_workers) as pool:
-            return list(pool.map(fn, items))
+    def _single(self) -> str:
+        names = self.policies.names()
+        if len(names) == 1:
+            return names[0]
+        if DEFAULT_POLICY in names:
+            return DEFAULT_POLICY
+        raise AttributeError(f"the engine has several policies {names}: use engine.policies[name]")
 
 
-def _env_factory(env: str | EnvFactory, env_kwargs: Mapping[str, Any] | None) -> EnvFactory:
-    if not isinstance(env, str):
-        if env_kwargs:
-            raise ValueError("env_kwargs go with an env id; a factory takes no arguments")
-        return env
-    kwargs = dict(env_kwargs or {})
-
-    def make() -> gymnasium.Env[Any, Any]:
-        import mrlm.envs
-
-        try:
-            mrlm.envs.env_entry(env)
-        except mrlm.envs.UnknownEnvError:
-            if env not in gymnasium.registry:
-                raise
-            return gymnasium.make(env, **kwargs)
-        built: gymnasium.Env[Any, Any] = mrlm.envs.make(env, kind="gymnasium", **kwargs)
-        return built
-
-    return make
+def _policies(generator: Generator | Mapping[str, Policy], tokenizer: Any) -> dict[str, Policy]:
+    if isinstance(generator, Mapping):
+        return {
+            name: policy
+            if policy.tokenizer is not None
+            else Policy(policy.generator, tokenizer, policy.sampling)
+            for name, policy in generator.items()
+        }
+    if tokenizer is None:
+        raise ValueError("a rollout engine with one generator needs its tokenizer")
+    return {DEFAULT_POLICY: Policy(generator, tokenizer)}
 
 
-def _reset(env: gymnasium.Env[Any, Any], task: tuple[int, int]) -> tuple[Any, dict[str, Any]]:
-    observation, info = env.reset(seed=task[0])
-    return observation, info
-
-
-def _spec_id(env: gymnasium.Env[Any, Any]) -> str:
-    spec = getattr(env, "spec", None)
-    return spec.id if spec is not None else type(env.unwrapped).__name__
-
-
-def _check_text(value: object, what: str, env_id: str) -> None:
-    if not isinstance(value, str):
-        raise EnvOutputError(
-            f"the {what} of env {env_id!r} must be a str (a text env), got {type(value).__name__}"
-        )
-
-
-def _reward(value: object, env_id: str) -> float:
-    """``value`` as a float: anything ``float()`` takes but None, strings and bytes.
-
-    Numpy and torch scalars are numbers too. A string is refused although ``float("1")`` works: an
-    env returning text as its reward has a bug that should not pass silently.
-    """
-    if value is not None and not isinstance(value, (str, bytes)):
-        try:
-            return float(value)  # type: ignore[arg-type]
-        except (TypeError, ValueError):
-            pass
-    raise EnvOutputError(
-        f"env {env_id!r} returned the reward {value!r} ({type(value).__name__}) from step(); "
-        "rewards must be numbers (int or float)"
-    )
+def _agents(episodes: Sequence[Episode]) -> list[Agent]:
+    """The agents of a group's episodes, in the order the env listed them."""
+    seen: dict[Agent, None] = {}
+    for episode in episodes:
+        seen.update(dict.fromkeys(episode.seats))
+    return list(seen)

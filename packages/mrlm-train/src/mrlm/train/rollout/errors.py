@@ -10,3 +10,8 @@ class EnvOutputError(TypeError):
 
 class RewardOverflowError(OverflowError):
     """A finite reward too large for float32, the precision rewards are trained in."""
+
+
+class ReplayMismatchError(RuntimeError):
+    """Resetting an env with a seed and replaying the same actions reached another state: the env is
+    not deterministic given its seed, which the ``cross`` joint mode needs."""
