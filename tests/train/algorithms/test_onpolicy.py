@@ -3,6 +3,7 @@ ones, and two processes with uneven batches update exactly as one process on the
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -12,11 +13,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import torch
 
-from mrlm.train.algorithms.grpo import GRPOConfig, train
+from mrlm.train.algorithms.grpo import GRPOConfig, old_logprobs, train
 from mrlm.train.algorithms.onpolicy import rollout_metrics
-from mrlm.train.loop import OptimConfig, RunConfig
-from mrlm.train.rollout import Trajectory
+from mrlm.train.generation import HFGenerator, SamplingParams
+from mrlm.train.loop import OptimConfig, RunConfig, TrainingSession
+from mrlm.train.policy import load_policy
+from mrlm.train.rollout import RolloutEngine, Trajectory, collate
 from tests.train.algorithms.update_driver import run as run_update
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -118,3 +122,40 @@ def test_two_processes_with_uneven_batches_match_one_process(
         if rank == 0:
             for name, value in expected["digest"].items():
                 assert digest[name] == pytest.approx(value, rel=1e-3), name
+
+
+def test_recomputed_old_logprobs_equal_the_samplers(tmp_path: Path) -> None:
+    """The training forward gives the log-probs the sampler recorded (same weights, same
+    temperature), so recomputing them is a no-op here; a run with the option trains as usual."""
+    config = GRPOConfig(
+        env_kwargs='{"level": 1}',
+        group_size=2,
+        prompts_per_step=2,
+        max_new_tokens=6,
+        micro_batch_size=3,  # a last, shorter micro-batch
+        temperature=0.7,
+        recompute_old_logprobs=True,
+        run=RunConfig(output_dir=str(tmp_path / "run"), max_steps=1, progress_bar=False),
+        optim=OptimConfig(learning_rate=1e-3),
+    )
+    model, tokenizer = load_policy(config.model)
+    with TrainingSession(model, run=config.run, optim=config.optim, dist=config.dist) as session:
+        engine = RolloutEngine(
+            config.env_id,
+            HFGenerator(session.unwrapped_model, tokenizer),
+            tokenizer,
+            SamplingParams(max_new_tokens=6, temperature=0.7, seed=0),
+            env_kwargs={"level": 1},
+        )
+        with engine, session.generation_mode():
+            trajectories = engine.collect([1, 2], group_size=2)
+        batch = collate(trajectories, tokenizer.pad_token_id)
+        recomputed = old_logprobs(session, batch, config)
+    assert recomputed.shape == batch.old_logprobs.shape
+    masked = batch.mask.bool()
+    torch.testing.assert_close(recomputed[masked], batch.old_logprobs[masked], rtol=1e-4, atol=1e-4)
+    assert bool((recomputed[~masked] == 0).all())
+    train(
+        dataclasses.replace(config, run=dataclasses.replace(config.run, output_dir=str(tmp_path / "trained")))
+    )
+    assert (tmp_path / "trained" / "final" / "config.json").is_file()

@@ -94,11 +94,14 @@ class GRPOConfig:
     num_iterations: int = 1
     """Optimisation passes over each batch of rollouts."""
     micro_batch_size: int = 8
-    """Trajectories per forward/backward pass."""
+    """Trajectories per forward/backward pass (the last one of a batch may hold fewer)."""
     dynamic_sampling: bool = False
     """Drop groups whose rewards are all equal and sample more tasks (DAPO)."""
     max_sampling_rounds: int = 4
     """With dynamic_sampling: rollout rounds per step before training on what there is."""
+    recompute_old_logprobs: bool = False
+    """Recompute the sampling log-probs with the training forward before the update (for sampling
+    in another engine or precision than training); otherwise the sampler's own are used."""
 
     run: RunConfig = field(default_factory=lambda: RunConfig(output_dir="runs/grpo", max_steps=50))
     """Output directory, steps, seed, checkpoints, logging."""
@@ -114,12 +117,6 @@ class GRPOConfig:
             )
         if self.prompts_per_step < 1 or self.micro_batch_size < 1 or self.num_iterations < 1:
             raise ValueError("prompts_per_step, micro_batch_size and num_iterations must be at least 1")
-        batch = self.group_size * self.prompts_per_step
-        if batch % self.micro_batch_size != 0:
-            raise ValueError(
-                f"the batch of {batch} trajectories (group_size {self.group_size} x prompts_per_step "
-                f"{self.prompts_per_step}) does not split into micro-batches of {self.micro_batch_size}"
-            )
         if self.max_sampling_rounds < 1:
             raise ValueError("max_sampling_rounds must be at least 1")
         self.parsed_env_kwargs()
@@ -205,6 +202,29 @@ def grpo_loss(
         max_length=config.max_new_tokens * config.max_turns,
     )
     return loss, {"clip_fraction": stats.clip_fraction, "approx_kl": stats.approx_kl, "kl": kl_value}
+
+
+def old_logprobs(session: TrainingSession, batch: RolloutBatch, config: GRPOConfig) -> torch.Tensor:
+    """``[B, T]`` log-probs of the sampled tokens under the policy as it is now, by the training
+    forward (the model as the session wraps it), in micro-batches; no gradient. Collective under
+    FSDP: every process runs the same number of forwards."""
+    size = int(batch.mask.shape[0])
+    passes = max(int(n) for n in session.gather_object(-(-size // config.micro_batch_size)))
+    parts = []
+    with torch.no_grad():
+        for i in range(passes):
+            start = i * config.micro_batch_size if i * config.micro_batch_size < size else 0
+            rows = slice(start, min(start + config.micro_batch_size, size))
+            logp = token_logprobs(
+                session.model,
+                batch.input_ids[rows],
+                batch.attention_mask[rows],
+                batch.mask[rows],
+                config.temperature or 1.0,
+            )
+            if i * config.micro_batch_size < size:
+                parts.append(logp)
+    return torch.cat(parts)
 
 
 def _engine(config: GRPOConfig, generator: Any, tokenizer: Any, sampling: SamplingParams) -> Engine:
@@ -318,6 +338,9 @@ def train_step(
 
     # 3. advantages
     adv = group_relative_advantages(batch.rewards, config.group_size, scale=config.std_scaling)
+
+    if config.recompute_old_logprobs:
+        batch = dataclasses.replace(batch, old_logprobs=old_logprobs(session, batch, config))
 
     ref_logprobs = None
     if REFERENCE in session.frozen:
