@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -67,3 +68,33 @@ def test_grpo_under_fsdp_matches_ddp_and_resumes(tmp_path: Path) -> None:
     )
     assert resumed.returncode == 0, resumed.stderr[-4000:]
     assert [row["step"] for row in _metrics(tmp_path / "fsdp")] == [1, 2, 3, 4]
+
+
+@pytest.mark.slow
+def test_grpo_with_a_reference_iterations_and_dynamic_sampling_runs_under_fsdp(tmp_path: Path) -> None:
+    """The whole CLI path with the options that interact with sharding: a sharded frozen reference
+    (its forward is collective), two optimizer steps per training step, dynamic sampling. (Uneven
+    batches across processes are pinned exactly by tests/train/algorithms/test_onpolicy.py.)"""
+    result = _torchrun(
+        tmp_path / "fsdp",
+        "--dist.strategy",
+        "fsdp",
+        "--kl-coef",
+        "0.05",
+        "--num-iterations",
+        "2",
+        "--dynamic-sampling",
+        "--max-sampling-rounds",
+        "2",
+        "--prompts-per-step",
+        "2",
+        "--micro-batch-size",
+        "2",
+        "--temperature",
+        "1.5",
+    )
+    assert result.returncode == 0, result.stderr[-4000:]
+    rows = _metrics(tmp_path / "fsdp")
+    assert [row["step"] for row in rows] == [1, 2]
+    assert all(math.isfinite(row["kl"]) and math.isfinite(row["loss"]) for row in rows)
+    assert sorted(p.name for p in (tmp_path / "fsdp" / "checkpoints").iterdir()) == ["step-000002"]
