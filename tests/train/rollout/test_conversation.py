@@ -141,3 +141,23 @@ def test_a_template_that_trims_replies_still_works(tokenizer: Any) -> None:
     assert decoded.endswith(
         f"assistant\n  5  {IM_END}\n<|im_start|>user\nNo.{IM_END}\n<|im_start|>assistant\n"
     )
+
+
+def test_openings_rendered_once_follow_the_tokenizers_template(tokenizer: Any) -> None:
+    """Episodes that open alike share one rendering; a changed template is rendered anew."""
+    opening = [{"role": "user", "content": "What is 3 + 4?"}]
+    first, second = Conversation(tokenizer, opening), Conversation(tokenizer, opening)
+    expected = tokenizer.encode(
+        tokenizer.apply_chat_template(opening, tokenize=False, add_generation_prompt=True),
+        add_special_tokens=False,
+    )
+    assert first.token_ids == second.token_ids == expected
+    first.token_ids.append(0)  # each conversation owns its list
+    assert second.token_ids == expected
+    other = copy.deepcopy(tokenizer)
+    other.chat_template = "PLAIN {{ messages[-1]['content'] }}"
+    assert Conversation(other, opening).token_ids == other.encode(
+        "PLAIN What is 3 + 4?", add_special_tokens=False
+    )
+    with_name = [{"role": "user", "content": "What is 3 + 4?", "name": "alice"}]
+    assert Conversation(tokenizer, with_name).token_ids == expected  # rendered directly, not cached

@@ -15,11 +15,32 @@ rewrites earlier turns (for example dropping the reasoning of earlier replies) r
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from typing import Any
 
 # Stands in for a reply's content when locating the markup a template puts around it: a template
 # may trim or reformat real content, but leaves this plain word alone.
 _CONTENT_PROBE = "MRLMREPLYPROBE"
+
+
+@lru_cache(maxsize=256)
+def _cached_opening(tokenizer: Any, template: object, turns: tuple[tuple[str, str], ...]) -> tuple[int, ...]:
+    messages = [{"role": role, "content": content} for role, content in turns]
+    rendered = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    return tuple(tokenizer.encode(str(rendered), add_special_tokens=False))
+
+
+def _opening_ids(tokenizer: Any, messages: Sequence[Mapping[str, str]]) -> list[int] | None:
+    """The opening turns' ids, rendered once for all the episodes that open alike (every member of
+    a group does: rendering a template costs more than the rest of starting an episode); None
+    where the turns carry more than role and content, or the tokenizer cannot be a cache key."""
+    if any(set(message) != {"role", "content"} for message in messages):
+        return None
+    turns = tuple((message["role"], message["content"]) for message in messages)
+    try:
+        return list(_cached_opening(tokenizer, getattr(tokenizer, "chat_template", None), turns))
+    except TypeError:  # unhashable
+        return None
 
 
 class TemplatePrefixError(ValueError):
@@ -44,7 +65,12 @@ class Conversation:
             raise ValueError("a conversation opens with a user turn last (optionally after a system turn)")
         self.tokenizer = tokenizer
         self.messages: list[dict[str, str]] = [dict(m) for m in messages]
-        self.token_ids: list[int] = self._encode(self._render(self.messages, generation_prompt=True))
+        opening = _opening_ids(tokenizer, messages)
+        self.token_ids: list[int] = (
+            opening
+            if opening is not None
+            else self._encode(self._render(self.messages, generation_prompt=True))
+        )
         self.mask: list[int] = [0] * len(self.token_ids)
         self.logprobs: list[float] = [0.0] * len(self.token_ids)
         # Text of the stop token that ended the last reply, which the template's markup also opens with.
