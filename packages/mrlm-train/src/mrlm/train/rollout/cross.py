@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from mrlm.train.rollout.context import Episode, Rollout, Task
-from mrlm.train.rollout.play_rounds import record_round
+from mrlm.train.rollout.play_rounds import record_round, start_episodes
 from mrlm.train.rollout.replay import check_replay, replay
 from mrlm.train.rollout.rounds import Agent, AgentResult, RoundEnv
 from mrlm.train.rollout.seat import Seat
@@ -77,17 +77,7 @@ def play_cross(
     Raises:
         ValueError: a round has more than ``max_joint_actions`` joint actions.
     """
-    resets = rollout.map(lambda job: job[0].reset(job[1].seed), list(zip(envs, tasks, strict=True)))
-    lines = []
-    for env, task, (observations, infos) in zip(envs, tasks, resets, strict=True):
-        line = _Line(env, task, env.env_id)
-        fits = True
-        for agent, observation in observations.items():
-            seat = line.seats[agent] = rollout.seat(agent, task, infos.get(agent, {}))
-            fits = rollout.open(seat, observation) and fits
-        if not fits:
-            line.cut("prompt_too_long")
-        lines.append(line)
+    lines = start_episodes(rollout, envs, tasks, _Line)
 
     turn = 0
     while live := [line for line in lines if not line.done]:

@@ -11,18 +11,27 @@ others could not act without it).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 from mrlm.train.rollout.context import Episode, Rollout, Task
 from mrlm.train.rollout.rounds import Agent, AgentResult, RoundEnv
 
+_E = TypeVar("_E", bound=Episode)
 
-def play_rounds(rollout: Rollout, envs: Sequence[RoundEnv], tasks: Sequence[Task]) -> list[Episode]:
-    """Play one episode per task, ``envs[i]`` reset with ``tasks[i].seed``; return the finished episodes."""
+
+def start_episodes(
+    rollout: Rollout,
+    envs: Sequence[RoundEnv],
+    tasks: Sequence[Task],
+    make: Callable[[RoundEnv, Task, str], _E],
+) -> list[_E]:
+    """Reset ``envs[i]`` with ``tasks[i].seed`` (concurrently) and seat every agent with its first
+    prompt; an episode whose opening prompt is too long starts cut (``"prompt_too_long"``)."""
     resets = rollout.map(lambda job: job[0].reset(job[1].seed), list(zip(envs, tasks, strict=True)))
     episodes = []
     for env, task, (observations, infos) in zip(envs, tasks, resets, strict=True):
-        episode = Episode(env, task, env.env_id)
+        episode = make(env, task, env.env_id)
         fits = True
         for agent, observation in observations.items():
             seat = episode.seats[agent] = rollout.seat(agent, task, infos.get(agent, {}))
@@ -30,6 +39,12 @@ def play_rounds(rollout: Rollout, envs: Sequence[RoundEnv], tasks: Sequence[Task
         if not fits:
             episode.cut("prompt_too_long")
         episodes.append(episode)
+    return episodes
+
+
+def play_rounds(rollout: Rollout, envs: Sequence[RoundEnv], tasks: Sequence[Task]) -> list[Episode]:
+    """Play one episode per task, ``envs[i]`` reset with ``tasks[i].seed``; return the finished episodes."""
+    episodes = start_episodes(rollout, envs, tasks, Episode)
 
     turn = 0
     while live := [e for e in episodes if not e.done]:
