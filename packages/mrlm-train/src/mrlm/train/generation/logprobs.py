@@ -61,10 +61,43 @@ def token_logprobs(
     runner = direct_model_or_reason(model, training=torch.is_grad_enabled()) if direct else None
     if isinstance(runner, DirectModel):
         return runner.token_logprobs(input_ids, attention_mask, completion_mask, temperature)
+    logits, first = _scored_logits(model, input_ids, attention_mask, scored)
+    return _logprobs_from(logits, input_ids, first, scored, temperature)
+
+
+def token_logprobs_and_entropy(
+    model: Any,
+    input_ids: torch.Tensor,
+    attention_mask: torch.Tensor,
+    completion_mask: torch.Tensor,
+    temperature: float = 1.0,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """As :func:`token_logprobs` (through the model's forward), and the ``[B, T]`` entropy of the
+    policy's distribution at every scored token (0 elsewhere), for an entropy bonus."""
+    from mrlm.train.ops.entropy import token_entropy  # ops.entropy imports this package
+
+    scored = completion_mask.bool()
+    if input_ids.shape[1] < 2:
+        zeros = torch.zeros(input_ids.shape, dtype=torch.float32, device=input_ids.device)
+        return zeros, zeros.clone()
+    logits, first = _scored_logits(model, input_ids, attention_mask, scored)
+    logp = _logprobs_from(logits, input_ids, first, scored, temperature)
+    entropy = torch.nn.functional.pad(token_entropy(logits, temperature), (first, 0))
+    return logp, torch.where(scored, entropy, torch.zeros_like(entropy))
+
+
+def first_scored_column(scored: torch.Tensor) -> int:
+    """The first column (>= 1) holding a scored token; with nothing scored, the last, so that a
+    loss built on the result still depends on the model and can be differentiated (to zero)."""
     columns = scored[:, 1:].any(dim=0).nonzero()
-    # The first scored column (>= 1); with nothing scored, the last, so that the result still
-    # depends on the model and a loss built on it can be differentiated (to zero).
-    first = int(columns[0]) + 1 if columns.numel() else length - 1
+    return int(columns[0]) + 1 if columns.numel() else scored.shape[1] - 1
+
+
+def _scored_logits(
+    model: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor, scored: torch.Tensor
+) -> tuple[torch.Tensor, int]:
+    """``[B, T - first, V]`` logits predicting tokens ``first ..`` by the model's forward, and ``first``."""
+    first = first_scored_column(scored)
     inputs, attention = input_ids[:, :-1], attention_mask[:, :-1]  # position t predicts token t + 1
     keep = inputs.shape[1] - (first - 1)  # positions first - 1 .. T - 2
     extra = {"logits_to_keep": keep} if _takes_logits_to_keep(model) else {}
@@ -75,6 +108,12 @@ def token_logprobs(
         use_cache=False,
         **extra,
     ).logits[:, -keep:]  # [B, keep, V]: token first + j given tokens <= first - 1 + j
+    return logits, first
+
+
+def _logprobs_from(
+    logits: torch.Tensor, input_ids: torch.Tensor, first: int, scored: torch.Tensor, temperature: float
+) -> torch.Tensor:
     targets = input_ids[:, first:]
     shifted = torch.cat(
         [
