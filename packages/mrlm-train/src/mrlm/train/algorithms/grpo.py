@@ -30,23 +30,28 @@ from typing import Any, Literal
 
 import torch
 
-from mrlm.train.algorithms.onpolicy import Normalisers, TaskSeeds, rollout_metrics, update
+from mrlm.train.algorithms.onpolicy import (
+    Engine,
+    Normalisers,
+    TaskSeeds,
+    rollout_engine,
+    rollout_metrics,
+    update,
+)
 from mrlm.train.generation import HFGenerator, SamplingParams
 from mrlm.train.generation.logprobs import token_logprobs
 from mrlm.train.loop import DistributedConfig, OptimConfig, RunConfig, TrainingSession
 from mrlm.train.loop.output_dir import check_output_dir
-from mrlm.train.mixture import EnvMixture, MixedRolloutEngine, parse_mixture
+from mrlm.train.mixture import parse_mixture
 from mrlm.train.ops.advantages import group_relative_advantages, groups_with_signal
 from mrlm.train.ops.kl import kl_k3
 from mrlm.train.ops.policy_loss import aggregate, clipped_surrogate, importance_ratio
 from mrlm.train.policy import ModelConfig, load_policy
-from mrlm.train.rollout import RolloutEngine, Trajectory
+from mrlm.train.rollout import Trajectory
 from mrlm.train.rollout.batch import RolloutBatch, collate, reward_tensor
 
 #: The frozen reference policy's name in the session.
 REFERENCE = "reference"
-#: What GRPO rolls out with: one env's engine, or a mixture's.
-Engine = RolloutEngine | MixedRolloutEngine
 
 
 @dataclass
@@ -227,32 +232,6 @@ def old_logprobs(session: TrainingSession, batch: RolloutBatch, config: GRPOConf
     return torch.cat(parts)
 
 
-def _engine(config: GRPOConfig, generator: Any, tokenizer: Any, sampling: SamplingParams) -> Engine:
-    """The rollout engine of ``config``'s env, or of each env of its mixture."""
-    if not config.env_mixture:
-        kwargs = config.parsed_env_kwargs()
-        return RolloutEngine(
-            config.env_id, generator, tokenizer, sampling, env_kwargs=kwargs, max_turns=config.max_turns
-        )
-    entries = parse_mixture(config.env_mixture)
-    engines = [
-        RolloutEngine(
-            entry.env_id,
-            generator,
-            tokenizer,
-            # Each env samples its own stream, so that two envs' replies are not correlated.
-            dataclasses.replace(
-                sampling, seed=None if sampling.seed is None else sampling.seed + 7919 * index
-            ),
-            env_kwargs=entry.kwargs,
-            env_id=entry.label,
-            max_turns=config.max_turns,
-        )
-        for index, entry in enumerate(entries)
-    ]
-    return MixedRolloutEngine(engines, EnvMixture(entries, config.run.seed))
-
-
 def collect_batch(
     engine: Engine, seeds: TaskSeeds, config: GRPOConfig
 ) -> tuple[list[Trajectory], float, float]:
@@ -306,7 +285,16 @@ def train(config: GRPOConfig) -> Path:
             ignore_stop=config.ignore_stop,
             seed=config.run.seed * 1_000_003 + session.rank,
         )
-        engine = _engine(config, generator, tokenizer, sampling)
+        engine = rollout_engine(
+            config.env_id,
+            config.parsed_env_kwargs(),
+            config.env_mixture,
+            generator,
+            tokenizer,
+            sampling,
+            max_turns=config.max_turns,
+            seed=config.run.seed,
+        )
         seeds = TaskSeeds(base=config.run.seed * 1_000_000, rank=session.rank, world_size=session.world_size)
         state = session.restore()
         if state:

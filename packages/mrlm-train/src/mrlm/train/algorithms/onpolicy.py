@@ -29,8 +29,13 @@ from typing import Any
 
 import torch
 
+from mrlm.train.generation import SamplingParams
 from mrlm.train.loop import TrainingSession
-from mrlm.train.rollout import RolloutBatch, Trajectory
+from mrlm.train.mixture import EnvMixture, MixedRolloutEngine, parse_mixture
+from mrlm.train.rollout import RolloutBatch, RolloutEngine, Trajectory
+
+#: What an on-policy algorithm rolls out with: one env's engine, or a mixture's.
+Engine = RolloutEngine | MixedRolloutEngine
 
 
 @dataclass(frozen=True)
@@ -68,7 +73,8 @@ class UpdateStats:
         lr: the learning rate of the first model in this step.
         optimizer: every value :meth:`~mrlm.train.loop.TrainingSession.optimizer_step` returned at
             the last iteration (``grad_norm/<name>``, ``lr/<name>`` of other models).
-        normalisers: the global counts the losses were divided by.
+        normalisers: the global counts of the whole batch.
+        iterations: passes over the batch run (fewer than asked when ``stop`` ended them).
     """
 
     loss: float
@@ -77,14 +83,24 @@ class UpdateStats:
     lr: float
     optimizer: dict[str, float]
     normalisers: Normalisers
+    iterations: int = 1
 
 
 def normalisers(session: TrainingSession, batch: RolloutBatch) -> Normalisers:
     """Global sequence and token counts of the batch every process holds a part of. Collective."""
-    local = torch.tensor([float(batch.mask.shape[0]), float(batch.mask.sum())], dtype=torch.float64)
+    return _global_counts(session, float(batch.mask.shape[0]), float(batch.mask.sum()))
+
+
+def _global_counts(session: TrainingSession, sequences: float, tokens: float) -> Normalisers:
+    local = torch.tensor([sequences, tokens], dtype=torch.float64)
     totals = [float(value) for value in _all_reduce_sum(local, session)]
     world = session.world_size
     return Normalisers(totals[0] / world, totals[1] / world, totals[0], totals[1])
+
+
+#: Decides after each pass over the batch whether to stop: it gets that pass's extras (as
+#: :attr:`UpdateStats.extras`, global), e.g. to stop PPO's epochs once the approximate KL is too large.
+StopFn = Callable[[dict[str, float]], bool]
 
 
 def update(
@@ -94,21 +110,28 @@ def update(
     *,
     micro_batch_size: int,
     num_iterations: int = 1,
+    mini_batch_size: int | None = None,
+    shuffle: torch.Generator | None = None,
+    stop: StopFn | None = None,
 ) -> UpdateStats:
-    """One training step: ``num_iterations`` optimizer steps over ``batch`` in micro-batches (see the
-    module docstring). Collective: every process calls it, each with its own part of the batch.
+    """One training step: ``num_iterations`` passes over ``batch`` (see the module docstring).
+    Collective: every process calls it, each with its own part of the batch.
+
+    Each pass is one optimizer step over the whole batch (GRPO), or, with ``mini_batch_size``, one
+    per mini-batch of that many of this process's trajectories (PPO's epochs of mini-batches), the
+    loss of each normalised by the mini-batch's global counts. ``shuffle`` draws a new order of the
+    trajectories for every pass (else they keep theirs); ``rows`` given to ``loss_fn`` are then
+    index tensors into ``batch``. ``stop``, when given, ends the passes early.
 
     Raises:
-        ValueError: an empty batch, or a micro-batch size or iteration count below 1.
+        ValueError: an empty batch, or a micro-batch size, mini-batch size or iteration count below 1.
     """
     size = int(batch.mask.shape[0])
     if size == 0:
         raise ValueError("update needs at least one trajectory on every process")
-    if micro_batch_size < 1 or num_iterations < 1:
-        raise ValueError("micro_batch_size and num_iterations must be at least 1")
-    norms = normalisers(session, batch)
-    starts = list(range(0, size, micro_batch_size))
-    passes = max(int(value) for value in session.gather_object(len(starts)))
+    if micro_batch_size < 1 or num_iterations < 1 or (mini_batch_size is not None and mini_batch_size < 1):
+        raise ValueError("micro_batch_size, mini_batch_size and num_iterations must be at least 1")
+    whole = normalisers(session, batch)
     losses: list[float] = []
     extras: dict[str, list[float]] = {}  # per stat: sum of value x tokens, sum of tokens
     optimizer: dict[str, float] = {}
@@ -116,36 +139,93 @@ def update(
     lr = math.nan
     with session.training_step():
         for _ in range(num_iterations):
+            order: torch.Tensor | None = (
+                torch.randperm(size, generator=shuffle) if shuffle is not None else None
+            )
+            chunk = size if mini_batch_size is None else mini_batch_size
+            minis = [_rows(order, start, min(start + chunk, size)) for start in range(0, size, chunk)]
+            count = len(minis)
+            if mini_batch_size is not None:
+                count = max(int(value) for value in session.gather_object(count))
             loss_sum = 0.0
-            for i in range(passes):
-                # A process with fewer micro-batches repeats its first one with weight 0: no
-                # gradient, but its forward and backward collectives match the other processes'.
-                start, weight = (starts[i], 1.0) if i < len(starts) else (0, 0.0)
-                rows = slice(start, min(start + micro_batch_size, size))
-                last = i == passes - 1
-                with contextlib.nullcontext() if last else session.no_sync():
-                    loss, stats = loss_fn(select_rows(batch, rows), rows, norms)
-                    session.backward(loss * weight)
-                if weight:
-                    loss_sum += float(loss.detach())
-                    tokens = float(batch.mask[rows].sum())
-                    for key, value in stats.items():
-                        sums = extras.setdefault(key, [0.0, 0.0])
-                        sums[0] += value * tokens
-                        sums[1] += tokens
-            optimizer = session.optimizer_step()
-            grad_norms.append(optimizer["grad_norm"])
-            if math.isnan(lr):
-                lr = optimizer["lr"]
+            pass_extras: dict[str, list[float]] = {}
+            for m in range(count):
+                # A process with fewer mini-batches repeats its first one with weight 0 (see below).
+                rows, weight = (minis[m], 1.0) if m < len(minis) else (minis[0], 0.0)
+                if mini_batch_size is None:
+                    norms = whole
+                else:
+                    mini_mask = batch.mask[rows]
+                    norms = _global_counts(
+                        session, weight * mini_mask.shape[0], weight * float(mini_mask.sum())
+                    )
+                loss_sum += _accumulate(
+                    session, batch, rows, weight, loss_fn, norms, micro_batch_size, pass_extras
+                )
+                optimizer = session.optimizer_step()
+                grad_norms.append(optimizer["grad_norm"])
+                if math.isnan(lr):
+                    lr = optimizer["lr"]
             losses.append(loss_sum)
+            for key, (weighted, tokens) in pass_extras.items():
+                sums = extras.setdefault(key, [0.0, 0.0])
+                sums[0] += weighted
+                sums[1] += tokens
+            if stop is not None and stop(_token_weighted(session, pass_extras)):
+                break
     return UpdateStats(
         loss=session.all_reduce_mean(sum(losses) / len(losses)),
         extras=_token_weighted(session, extras),
         grad_norm=sum(grad_norms) / len(grad_norms),
         lr=lr,
         optimizer=optimizer,
-        normalisers=norms,
+        normalisers=whole,
+        iterations=len(losses),
     )
+
+
+def _rows(order: torch.Tensor | None, start: int, end: int) -> slice | torch.Tensor:
+    return slice(start, end) if order is None else order[start:end]
+
+
+def _accumulate(
+    session: TrainingSession,
+    batch: RolloutBatch,
+    rows: slice | torch.Tensor,
+    weight: float,
+    loss_fn: LossFn,
+    norms: Normalisers,
+    micro_batch_size: int,
+    extras: dict[str, list[float]],
+) -> float:
+    """Forward and backward of the trajectories ``rows`` in micro-batches; returns their loss."""
+    indices = torch.arange(int(batch.mask.shape[0]))[rows] if isinstance(rows, slice) else rows
+    size = int(indices.numel())
+    starts = list(range(0, size, micro_batch_size))
+    passes = max(int(value) for value in session.gather_object(len(starts)))
+    loss_sum = 0.0
+    for i in range(passes):
+        # A process with fewer micro-batches repeats its first one with weight 0: no gradient,
+        # but its forward and backward collectives match the other processes'.
+        start, scale = (starts[i], weight) if i < len(starts) else (0, 0.0)
+        if isinstance(rows, slice):
+            micro_rows: slice | torch.Tensor = slice(
+                int(indices[start]), int(indices[min(start + micro_batch_size, size) - 1]) + 1
+            )
+        else:
+            micro_rows = indices[start : start + micro_batch_size]
+        last = i == passes - 1
+        with contextlib.nullcontext() if last else session.no_sync():
+            loss, stats = loss_fn(select_rows(batch, micro_rows), micro_rows, norms)
+            session.backward(loss * scale)
+        if scale:
+            loss_sum += float(loss.detach())
+            tokens = float(batch.mask[micro_rows].sum())
+            for key, value in stats.items():
+                sums = extras.setdefault(key, [0.0, 0.0])
+                sums[0] += value * tokens
+                sums[1] += tokens
+    return loss_sum
 
 
 def select_rows(batch: RolloutBatch, rows: slice) -> RolloutBatch:
@@ -203,6 +283,42 @@ def rollout_metrics(session: TrainingSession, trajectories: Sequence[Trajectory]
         metrics[f"reward/{env_id}"] = reward / count
         metrics[f"success/{env_id}"] = success / count
     return metrics
+
+
+def rollout_engine(
+    env_id: str,
+    env_kwargs: dict[str, Any],
+    env_mixture: str,
+    generator: Any,
+    tokenizer: Any,
+    sampling: SamplingParams,
+    *,
+    max_turns: int,
+    seed: int,
+) -> Engine:
+    """The rollout engine of ``env_id`` (with ``env_kwargs``), or, when ``env_mixture`` is given
+    (see :mod:`mrlm.train.mixture`), one engine per env of the mixture, drawn by weight under ``seed``."""
+    if not env_mixture:
+        return RolloutEngine(
+            env_id, generator, tokenizer, sampling, env_kwargs=env_kwargs, max_turns=max_turns
+        )
+    entries = parse_mixture(env_mixture)
+    engines = [
+        RolloutEngine(
+            entry.env_id,
+            generator,
+            tokenizer,
+            # Each env samples its own stream, so that two envs' replies are not correlated.
+            dataclasses.replace(
+                sampling, seed=None if sampling.seed is None else sampling.seed + 7919 * index
+            ),
+            env_kwargs=entry.kwargs,
+            env_id=entry.label,
+            max_turns=max_turns,
+        )
+        for index, entry in enumerate(entries)
+    ]
+    return MixedRolloutEngine(engines, EnvMixture(entries, seed))
 
 
 class TaskSeeds:
