@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import sys
 from typing import Annotated, Any, Union
 
@@ -73,6 +74,11 @@ def main(argv: list[str] | None = None) -> int:
                 return command.run(args)
             except RUN_ERRORS as error:
                 return _report(command.name, error)
+            finally:
+                # A sharded model and its device mesh form reference cycles that keep the process
+                # group alive; freed only as the interpreter shuts down, gloo's worker threads can
+                # then abort the process (SIGABRT) while releasing the tensors they hold.
+                gc.collect()
     raise AssertionError(f"no command for parsed arguments {args!r}")
 
 
