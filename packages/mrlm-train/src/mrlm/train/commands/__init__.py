@@ -12,10 +12,12 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from mrlm.train.algorithms.grpo import GRPOConfig
+from mrlm.train.algorithms.ppo import PPOConfig
 from mrlm.train.algorithms.sft import SFTConfig
 from mrlm.train.commands.grpo import run_grpo
 from mrlm.train.commands.info import InfoArgs, run_info
 from mrlm.train.commands.plot import PlotArgs, run_plot
+from mrlm.train.commands.ppo import run_ppo
 from mrlm.train.commands.quickstart import run_quickstart_command
 from mrlm.train.commands.sft import run_sft
 from mrlm.train.commands.tiny_model import TinyModelArgs, run_tiny_model
@@ -38,6 +40,7 @@ COMMANDS: tuple[Command[Any], ...] = (
     Command("info", InfoArgs, run_info),
     Command("sft", SFTConfig, run_sft),
     Command("grpo", GRPOConfig, run_grpo),
+    Command("ppo", PPOConfig, run_ppo),
     Command("plot", PlotArgs, run_plot),
     Command("tiny-model", TinyModelArgs, run_tiny_model),
 )
