@@ -42,7 +42,11 @@ def test_the_env_scores_every_demonstration_as_correct(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("overrides", "message"),
-    [({"demonstrations": 0}, "demonstrations must be in"), ({"grpo_steps": 0}, "at least 1")],
+    [
+        ({"demonstrations": 0}, "demonstrations must be in"),
+        ({"grpo_steps": 0}, "at least 1"),
+        ({"ppo_steps": 0}, "at least 1"),
+    ],
 )
 def test_bad_budgets_are_refused(overrides: dict[str, int], message: str) -> None:
     with pytest.raises(ValueError, match=message):
@@ -73,3 +77,22 @@ def test_every_stage_runs_with_tiny_budgets(tmp_path: Path, capsys: pytest.Captu
         assert [json.loads(row)["step"] for row in rows] == list(range(1, steps + 1))
 
     assert main(argv) == 0  # a second run replaces the first
+
+
+@pytest.mark.slow
+def test_the_ppo_stage_runs_with_tiny_budgets(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "quickstart"
+    argv = ["quickstart", "--algorithm", "ppo", "--output-dir", str(out), "--demonstrations", "8"]
+    argv += ["--sft-steps", "3", "--sft-batch-size", "4", "--ppo-steps", "2", "--prompts-per-step", "2"]
+    argv += ["--group-size", "2", "--max-new-tokens", "8", "--no-progress-bar"]
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    assert "after SFT + PPO" in printed and "after SFT + GRPO" not in printed
+    results = json.loads((out / "results.json").read_text())
+    assert set(results["success"]) == {"untrained", "SFT", "PPO"}
+    assert (out / "ppo_reward.png").read_bytes()[:8] == PNG_MAGIC
+    assert (out / "ppo" / "final" / "policy" / "config.json").is_file()
+    assert (out / "ppo" / "final" / "critic" / "config.json").is_file()
+    rows = (out / "ppo" / "metrics.jsonl").read_text().splitlines()
+    assert [json.loads(row)["step"] for row in rows] == [1, 2]
+    assert "value/loss" in json.loads(rows[0])

@@ -86,6 +86,10 @@ def test_rollout_metrics_by_hand() -> None:
     assert metrics["entropy"] == pytest.approx(10 / 7)
     assert metrics["reward/a"] == pytest.approx(0.5) and metrics["success/a"] == pytest.approx(0.5)
     assert metrics["reward/b"] == pytest.approx(2.0) and metrics["success/b"] == pytest.approx(1.0)
+    # Turn 1 of all three (rewards 1, 0, 1), turn 2 of the one with two replies (reward 1).
+    assert metrics["success/turn1"] == pytest.approx(2 / 3) and metrics["success/turn2"] == 1.0
+    single = rollout_metrics(_OneProcess(), trajectories[:2])  # type: ignore[arg-type]
+    assert not any(key.startswith("success/turn") for key in single)
 
 
 @pytest.fixture(scope="module")

@@ -11,12 +11,13 @@ Everything is local (no model hub, no network). The phases:
    few of the problems, deliberately short of convergence: it teaches the reply format and some
    of the facts;
 4. evaluation;
-5. **GRPO** on all the problems, from the environment's reward alone;
+5. **RL** on all the problems, from the environment's reward alone: GRPO (the default), or PPO
+   with a critic (``algorithm="ppo"``; a separate value model started from the SFT model's weights);
 6. evaluation, a table of success rates per stage, and the reward curve as a PNG.
 
 Evaluation seeds are never used for training, but with 162 problems every range of 162 seeds
 serves each problem once: the success rate is over the whole task, not over unseen problems.
-The default budget runs in about two minutes on two CPU cores.
+The default budget runs in about two minutes on two CPU cores (GRPO or PPO).
 """
 
 from __future__ import annotations
@@ -26,9 +27,9 @@ import random
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from mrlm.train.algorithms import grpo, sft
+from mrlm.train.algorithms import grpo, ppo, sft
 from mrlm.train.generation import HFGenerator, SamplingParams
 from mrlm.train.loop import OptimConfig, RunConfig
 from mrlm.train.loop.plots import plot_metrics
@@ -47,6 +48,8 @@ OUTPUTS = (
     "sft",
     "grpo",
     "grpo_reward.png",
+    "ppo",
+    "ppo_reward.png",
     "results.json",
 )
 """What the quickstart writes in its output directory."""
@@ -54,7 +57,7 @@ OUTPUTS = (
 
 @dataclass
 class QuickstartConfig:
-    """Train a tiny model on easy arithmetic with SFT, then GRPO, and show what each stage adds."""
+    """Train a tiny model on easy arithmetic with SFT, then GRPO or PPO, and show what each stage adds."""
 
     output_dir: str = "runs/quickstart"
     """Directory for the problems, demonstrations, models, metrics, plot and results (a rerun replaces them)."""
@@ -72,16 +75,25 @@ class QuickstartConfig:
     """Demonstrations per SFT step."""
     sft_learning_rate: float = 3e-3
     """SFT learning rate (after 10 warm-up steps)."""
+    algorithm: Literal["grpo", "ppo"] = "grpo"
+    """The RL stage after the SFT warm-up."""
     grpo_steps: int = 120
-    """GRPO optimizer steps."""
+    """GRPO steps."""
     prompts_per_step: int = 16
     """Problems per GRPO step."""
     group_size: int = 8
-    """Sampled replies per problem in GRPO."""
+    """Sampled replies per problem in GRPO (PPO samples one reply to each of prompts_per_step *
+    group_size problems per step: as many replies, more problems for its critic to learn from)."""
     grpo_learning_rate: float = 5e-4
     """GRPO learning rate."""
+    ppo_steps: int = 100
+    """PPO steps."""
+    ppo_learning_rate: float = 5e-4
+    """PPO learning rate of the policy."""
+    critic_learning_rate: float = 1e-3
+    """PPO learning rate of the critic."""
     temperature: float = 1.0
-    """Sampling temperature of GRPO's rollouts (evaluations are greedy)."""
+    """Sampling temperature of the RL rollouts (evaluations are greedy)."""
     dynamic_sampling: bool = True
     """Skip problems whose replies all score the same and sample others instead (DAPO)."""
     max_new_tokens: int = 24
@@ -94,8 +106,13 @@ class QuickstartConfig:
             raise ValueError(
                 f"demonstrations must be in [1, {len(easy_problems(0))}], got {self.demonstrations}"
             )
-        if min(self.sft_steps, self.sft_batch_size, self.grpo_steps, self.prompts_per_step) < 1:
-            raise ValueError("sft_steps, sft_batch_size, grpo_steps and prompts_per_step must be at least 1")
+        if (
+            min(self.sft_steps, self.sft_batch_size, self.grpo_steps, self.ppo_steps, self.prompts_per_step)
+            < 1
+        ):
+            raise ValueError(
+                "sft_steps, sft_batch_size, grpo_steps, ppo_steps and prompts_per_step must be at least 1"
+            )
 
 
 @dataclass
@@ -104,11 +121,12 @@ class QuickstartResult:
 
     output_dir: Path
     success: dict[str, float]
-    """Greedy success rate over all problems after each stage: untrained, SFT, GRPO."""
+    """Greedy success rate over all problems after each stage: untrained, SFT, then GRPO or PPO."""
     seconds: dict[str, float]
     """Wall time of each stage."""
     sft_model: Path
-    grpo_model: Path
+    rl_model: Path
+    """The policy after the RL stage."""
     plot: Path
 
 
@@ -227,7 +245,31 @@ def run_quickstart(config: QuickstartConfig) -> QuickstartResult:
     )
     _say(f"after SFT: {success['SFT']:.1%} of the problems solved")
 
-    # 5-6. GRPO from the environment's reward
+    # 5-6. GRPO or PPO from the environment's reward
+    stage = config.algorithm.upper()
+    train_rl = _grpo_stage if config.algorithm == "grpo" else _ppo_stage
+    rl_model, seconds[stage] = _timed(train_rl, config, out, env_kwargs, sft_model)
+    success[stage], seconds[f"eval {stage}"] = _timed(
+        evaluate, rl_model, env_kwargs, eval_seeds, config.max_new_tokens
+    )
+    # The reward of every sampled reply: what dynamic sampling trains on is biased towards mixed groups.
+    plot = plot_metrics(
+        out / config.algorithm / "metrics.jsonl",
+        out / f"{config.algorithm}_reward.png",
+        keys=("sampled_reward",) if config.algorithm == "grpo" else ("reward",),
+        smooth=max(1, (config.grpo_steps if config.algorithm == "grpo" else config.ppo_steps) // 12),
+    )
+    seconds["total"] = time.perf_counter() - started
+
+    result = QuickstartResult(out, success, seconds, sft_model, rl_model, plot)
+    (out / "results.json").write_text(
+        json.dumps({"success": success, "seconds": seconds}, indent=2) + "\n", encoding="utf-8"
+    )
+    _say(format_report(result, len(problems)))
+    return result
+
+
+def _grpo_stage(config: QuickstartConfig, out: Path, env_kwargs: dict[str, Any], sft_model: Path) -> Path:
     _say(
         f"GRPO: {config.grpo_steps} steps of {config.prompts_per_step} problems x {config.group_size} replies"
     )
@@ -245,30 +287,42 @@ def run_quickstart(config: QuickstartConfig) -> QuickstartResult:
         run=_run(out / "grpo", config.grpo_steps, config),
         optim=OptimConfig(learning_rate=config.grpo_learning_rate),
     )
-    grpo_model, seconds["GRPO"] = _timed(grpo.train, grpo_config)
-    success["GRPO"], seconds["eval GRPO"] = _timed(
-        evaluate, grpo_model, env_kwargs, eval_seeds, config.max_new_tokens
-    )
-    # The reward of every sampled reply: what dynamic sampling trains on is biased towards mixed groups.
-    plot = plot_metrics(
-        out / "grpo" / "metrics.jsonl",
-        out / "grpo_reward.png",
-        keys=("sampled_reward",),
-        smooth=max(1, config.grpo_steps // 12),
-    )
-    seconds["total"] = time.perf_counter() - started
+    return grpo.train(grpo_config)
 
-    result = QuickstartResult(out, success, seconds, sft_model, grpo_model, plot)
-    (out / "results.json").write_text(
-        json.dumps({"success": success, "seconds": seconds}, indent=2) + "\n", encoding="utf-8"
+
+def _ppo_stage(config: QuickstartConfig, out: Path, env_kwargs: dict[str, Any], sft_model: Path) -> Path:
+    problems = config.prompts_per_step * config.group_size
+    _say(f"PPO: {config.ppo_steps} steps of {problems} problems x 1 reply, with a critic")
+    ppo_config = ppo.PPOConfig(
+        env_id=ENV_ID,
+        env_kwargs=json.dumps(env_kwargs),
+        model=ModelConfig(name_or_path=str(sft_model)),
+        critic="model",
+        critic_learning_rate=config.critic_learning_rate,
+        prompts_per_step=problems,
+        max_new_tokens=config.max_new_tokens,
+        temperature=config.temperature,
+        # The critic starts knowing nothing of the task: Monte Carlo returns (lambda 1) keep its
+        # early errors out of the advantages, where GAE's bootstrapping would carry them.
+        lam=1.0,
+        ppo_epochs=2,
+        mini_batch_size=max(1, problems // 2),
+        micro_batch_size=problems,
+        run=_run(out / "ppo", config.ppo_steps, config),
+        optim=OptimConfig(learning_rate=config.ppo_learning_rate),
     )
-    _say(format_report(result, len(problems)))
-    return result
+    return ppo.train(ppo_config) / ppo.POLICY
 
 
 def format_report(result: QuickstartResult, num_problems: int) -> str:
     """The table of success rates per stage and where every output is."""
-    labels = {"untrained": "untrained", "SFT": "after SFT", "GRPO": "after SFT + GRPO"}
+    labels = {
+        "untrained": "untrained",
+        "SFT": "after SFT",
+        "GRPO": "after SFT + GRPO",
+        "PPO": "after SFT + PPO",
+    }
+    stage = "GRPO" if "GRPO" in result.success else "PPO"
     rows = [f"{'stage':<18} {'solved':>7}   (greedy, each of the {num_problems} problems once)"]
     rows += [f"{labels[stage]:<18} {rate:>7.1%}" for stage, rate in result.success.items()]
     out = result.output_dir
@@ -278,10 +332,10 @@ def format_report(result: QuickstartResult, num_problems: int) -> str:
             *rows,
             "",
             f"time: {result.seconds['total']:.0f}s "
-            f"(SFT {result.seconds['SFT']:.0f}s, GRPO {result.seconds['GRPO']:.0f}s)",
+            f"(SFT {result.seconds['SFT']:.0f}s, {stage} {result.seconds[stage]:.0f}s)",
             f"run directory:   {out}",
             f"  SFT model:     {result.sft_model}   (metrics: {out / 'sft' / 'metrics.jsonl'})",
-            f"  GRPO model:    {result.grpo_model}   (metrics: {out / 'grpo' / 'metrics.jsonl'})",
+            f"  {stage} model:{' ' * (8 - len(stage))}{result.rl_model}   (metrics: {out / stage.lower() / 'metrics.jsonl'})",
             f"  reward curve:  {result.plot}",
             f"  results:       {out / 'results.json'}",
         ]

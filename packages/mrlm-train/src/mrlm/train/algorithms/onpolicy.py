@@ -252,7 +252,10 @@ def rollout_metrics(session: TrainingSession, trajectories: Sequence[Trajectory]
     - ``entropy``: the sampling policy's mean per-token entropy, estimated as the mean of ``-log p``
       of the sampled tokens (unbiased, since the tokens were drawn from that distribution);
     - ``reward/<env_id>`` and ``success/<env_id>``: mean total reward per env, and share of its
-      episodes with a positive total reward.
+      episodes with a positive total reward;
+    - ``success/turn<k>`` (k = 1, 2, ..., only when some episode had several replies): share of the
+      episodes with a k-th reply whose k-th reply earned a positive reward (in a retry env such as
+      Math-v0 with ``max_turns=2``, ``success/turn2`` is how often the second try fixes the first).
     """
     replies = sum(len(t.finish_reasons) for t in trajectories)
     tokens = sum(t.num_generated_tokens for t in trajectories)
@@ -264,7 +267,13 @@ def rollout_metrics(session: TrainingSession, trajectories: Sequence[Trajectory]
         totals[0] += 1
         totals[1] += t.total_reward
         totals[2] += t.total_reward > 0
-    gathered = session.gather_object((replies, tokens, neg_logp, cut, per_env))
+    turns: dict[int, list[int]] = {}  # turn -> [episodes with it, positive rewards there]
+    for t in trajectories:
+        for k, reward in enumerate(t.turn_rewards, start=1):
+            counts = turns.setdefault(k, [0, 0])
+            counts[0] += 1
+            counts[1] += reward > 0
+    gathered = session.gather_object((replies, tokens, neg_logp, cut, per_env, turns))
     replies = sum(g[0] for g in gathered)
     tokens = sum(g[1] for g in gathered)
     metrics = {
@@ -282,6 +291,15 @@ def rollout_metrics(session: TrainingSession, trajectories: Sequence[Trajectory]
     for env_id, (count, reward, success) in sorted(envs.items()):
         metrics[f"reward/{env_id}"] = reward / count
         metrics[f"success/{env_id}"] = success / count
+    all_turns: dict[int, list[int]] = {}
+    for g in gathered:
+        for k, (count, positive) in g[5].items():
+            totals_k = all_turns.setdefault(k, [0, 0])
+            totals_k[0] += count
+            totals_k[1] += positive
+    if len(all_turns) > 1:
+        for k, (count, positive) in sorted(all_turns.items()):
+            metrics[f"success/turn{k}"] = positive / count
     return metrics
 
 
