@@ -118,7 +118,9 @@ class PolicyWithValueHead(torch.nn.Module):
         super().__init__()
         self.policy = policy
         first = next(policy.parameters())
-        self.value_head = torch.nn.Linear(int(policy.config.hidden_size), 1, dtype=first.dtype, device=first.device)
+        self.value_head = torch.nn.Linear(
+            int(policy.config.hidden_size), 1, dtype=first.dtype, device=first.device
+        )
         torch.nn.init.zeros_(self.value_head.weight)
         torch.nn.init.zeros_(self.value_head.bias)
 
