@@ -84,7 +84,7 @@ METRICS = {
     "value/loss": "clipped value loss, token mean",
     "value/clip_fraction": "share of tokens where the clipped value term was the larger",
     "value/mean": "mean value of the critic at sampling time",
-    "value/explained_variance": "1 - Var(R - V) / Var(R) at sampling time",
+    "value/explained_variance": "1 - Var(R - V) / Var(R) at sampling time (mean over processes)",
     "returns/mean": "mean GAE return (the critic's target)",
     "kl": "mean per-token KL(policy || reference) at sampling time (k1; 0 without a reference)",
     "kl_coef": "the KL coefficient of the step (adaptive with kl_target > 0)",
@@ -506,16 +506,15 @@ def train_step(
         kl_control.update(mean_kl_per_reply, int(result.normalisers.global_sequences))
 
     mask = batch.mask
-    masked_tokens = float(mask.sum().clamp(min=1.0))
     elapsed = time.perf_counter() - started
     metrics = {
         "reward": session.all_reduce_mean(float(batch.rewards.mean())),
         "loss": result.loss,
         **result.extras,
-        "value/mean": session.all_reduce_mean(float(old_values.sum()) / masked_tokens),
+        "value/mean": _global_token_mean(session, old_values, mask),
         "value/explained_variance": session.all_reduce_mean(explained_variance(old_values, returns, mask)),
-        "returns/mean": session.all_reduce_mean(float((returns * mask).sum()) / masked_tokens),
-        "kl": session.all_reduce_mean(float(kl.sum()) / masked_tokens),
+        "returns/mean": _global_token_mean(session, returns, mask),
+        "kl": _global_token_mean(session, kl, mask),
         "kl_coef": kl_coef,
         "epochs": float(result.iterations),
         "grad_norm": result.grad_norm,
@@ -527,6 +526,13 @@ def train_step(
     }
     optimizer = {k: v for k, v in result.optimizer.items() if "/" in k}
     return {**metrics, **rollout_metrics(session, trajectories), **optimizer}
+
+
+def _global_token_mean(session: TrainingSession, values: torch.Tensor, mask: torch.Tensor) -> float:
+    """The mean of ``values`` over the masked tokens of every process."""
+    local = (float((values * mask).sum()), float(mask.sum()))
+    gathered = session.gather_object(local) if session.world_size > 1 else [local]
+    return sum(g[0] for g in gathered) / max(sum(g[1] for g in gathered), 1.0)
 
 
 def _global_std(session: TrainingSession, values: torch.Tensor) -> float:
