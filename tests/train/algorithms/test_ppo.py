@@ -210,3 +210,9 @@ def test_target_kl_stops_the_epochs_early(tmp_path: Path) -> None:
 def test_contradicting_settings_are_refused(overrides: dict[str, object], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         PPOConfig(**overrides)  # type: ignore[arg-type]
+
+
+def test_every_metric_is_documented() -> None:
+    docs = (Path(__file__).resolve().parents[3] / "docs" / "ppo.md").read_text()
+    missing = [name for name in METRICS if f"`{name}`" not in docs]
+    assert not missing, missing
