@@ -146,17 +146,10 @@ def run_variant(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def _child(args: argparse.Namespace, variant: str, out: Path) -> dict[str, Any]:
-    argv = [
-        sys.executable,
-        __file__,
-        "--variant",
-        variant,
-        "--out-json",
-        str(out),
-        "--work-dir",
-        args.work_dir,
-    ]
+def _child(args: argparse.Namespace, variant: str, index: int) -> dict[str, Any]:
+    work = Path(args.work_dir) / f"round-{index}"  # a run refuses a directory with older checkpoints
+    out = work / f"{variant}.json"
+    argv = [sys.executable, __file__, "--variant", variant, "--out-json", str(out), "--work-dir", str(work)]
     for name in (
         "steps", "warmup_steps", "prompts_per_step", "group_size", "max_new_tokens", "ppo_epochs", "arch",
         "hidden", "layers", "heads", "kv_heads", "vocab_size", "max_positions", "lr", "seed",
@@ -175,7 +168,7 @@ def run_all(args: argparse.Namespace) -> dict[str, Any]:
     rounds: list[dict[str, Any]] = []
     for index in range(args.rounds):
         order = VARIANTS[index % 3 :] + VARIANTS[: index % 3]
-        rounds.append({v: _child(args, v, Path(args.work_dir) / f"{v}-{index}.json") for v in order})
+        rounds.append({v: _child(args, v, index) for v in order})
     medians = {}
     for variant in VARIANTS:
         reports = sorted((r[variant] for r in rounds), key=lambda r: r["step_s_median_steady"])

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from mrlm.train import value as value_module
 from mrlm.train.algorithms.ppo import METRICS, PPOConfig, Scored, ppo_loss, train
 from mrlm.train.generation.logprobs import token_logprobs, token_logprobs_and_entropy
 from mrlm.train.loop import OptimConfig, RunConfig
@@ -124,8 +125,20 @@ def test_the_value_head_gives_the_policys_own_logprobs_and_entropy_and_saves_who
         hidden = policy.model(input_ids=input_ids[:, :-1], attention_mask=attention[:, :-1]).last_hidden_state
         expected = model.value_head(hidden)[..., 0]
         values = model(input_ids, attention, mask).values
-    assert torch.allclose(values[:2, 1:], expected[:2], rtol=1e-4, atol=1e-5)  # value of token t's state at t
-    assert float(values[0, 0]) == 0.0
+    # The value of token t's state sits at t, on the scored tokens only.
+    expected = torch.nn.functional.pad(expected, (1, 0)) * mask
+    assert torch.allclose(values, expected, rtol=1e-4, atol=1e-5)
+    assert float(values[mask == 0].abs().max()) == 0.0
+
+    # The same through the trunk's forward (the path taken where the weights cannot be read
+    # directly, e.g. while FSDP shards them).
+    with torch.no_grad():
+        fast = model(input_ids, attention, mask, 0.7)
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(value_module, "direct_model_or_reason", lambda *_, **__: "refused")
+            slow = model(input_ids, attention, mask, 0.7)
+    assert torch.allclose(fast.values, slow.values, rtol=1e-4, atol=1e-5)
+    assert torch.allclose(fast.logprobs, slow.logprobs, rtol=1e-4, atol=1e-5)
 
     model.save_pretrained(tmp_path / "saved")
     assert (tmp_path / "saved" / VALUE_HEAD_FILE).is_file()

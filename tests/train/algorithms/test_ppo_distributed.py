@@ -31,7 +31,9 @@ def _torchrun(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("strategy", "critic"), [("ddp", "value_head"), ("fsdp", "model")])
+@pytest.mark.parametrize(
+    ("strategy", "critic"), [("ddp", "value_head"), ("fsdp", "value_head"), ("fsdp", "model")]
+)
 def test_two_processes_match_one_process(strategy: str, critic: str, tmp_path: Path) -> None:
     """Two steps on two-turn episodes with a reference in the reward, recomputed log-probs, global
     whitening and two epochs: each process's metrics and the trained weights (policy, and critic or

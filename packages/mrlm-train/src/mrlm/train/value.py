@@ -28,6 +28,7 @@ from typing import Any
 import torch
 from transformers import AutoModelForCausalLM, AutoModelForTokenClassification
 
+from mrlm.train.generation.direct import DirectModel, direct_model_or_reason
 from mrlm.train.generation.logprobs import first_scored_column, position_ids_from_mask
 from mrlm.train.generation.sampling import selected_logprobs
 from mrlm.train.ops.entropy import token_entropy
@@ -97,8 +98,8 @@ VALUE_HEAD_FILE = "value_head.safetensors"
 @dataclass
 class PolicyOutput:
     """What one forward of :class:`PolicyWithValueHead` gives, each ``[B, T]`` float32 aligned
-    with ``input_ids`` (see the module docstring): the log-probs of the scored tokens (0 elsewhere),
-    the values of every state, and the entropy at the scored tokens when asked for (else None)."""
+    with ``input_ids`` (see the module docstring) and 0 off the scored tokens: their log-probs, the
+    values of the states that generate them, and their entropy when asked for (else None)."""
 
     logprobs: torch.Tensor
     values: torch.Tensor
@@ -141,19 +142,12 @@ class PolicyWithValueHead(torch.nn.Module):
         if input_ids.shape[1] < 2:
             zeros = torch.zeros(input_ids.shape, dtype=torch.float32, device=input_ids.device)
             return PolicyOutput(zeros, zeros.clone(), zeros.clone() if with_entropy else None)
-        inputs, attention = input_ids[:, :-1], attention_mask[:, :-1]  # position t predicts token t + 1
         # A peft model injects its adapters into the causal LM's own modules: call those.
         lm = self.policy.get_base_model() if hasattr(self.policy, "get_base_model") else self.policy
-        trunk = getattr(lm, lm.base_model_prefix)
-        hidden = trunk(
-            input_ids=inputs,
-            attention_mask=attention,
-            position_ids=position_ids_from_mask(attention),
-            use_cache=False,
-        ).last_hidden_state  # [B, T - 1, H]
-        values = torch.nn.functional.pad(self.value_head(hidden)[..., 0].float(), (1, 0))
-        first = first_scored_column(scored)
-        logits = lm.get_output_embeddings()(hidden[:, first - 1 :])  # tokens first .. T - 1
+        states, first = self._scored_states(lm, input_ids, attention_mask, scored)
+        values = torch.nn.functional.pad(self.value_head(states)[..., 0].float(), (first, 0))
+        values = torch.where(scored, values, torch.zeros_like(values))
+        logits = lm.get_output_embeddings()(states)  # tokens first .. T - 1
         logp = torch.nn.functional.pad(
             selected_logprobs(logits, input_ids[:, first:], temperature), (first, 0)
         )
@@ -163,6 +157,29 @@ class PolicyWithValueHead(torch.nn.Module):
             entropy = torch.nn.functional.pad(token_entropy(logits, temperature), (first, 0))
             entropy = torch.where(scored, entropy, torch.zeros_like(entropy))
         return PolicyOutput(logp, values, entropy)
+
+    @staticmethod
+    def _scored_states(
+        lm: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor, scored: torch.Tensor
+    ) -> tuple[torch.Tensor, int]:
+        """The final hidden states predicting columns ``first ..`` and ``first`` (see
+        :meth:`~mrlm.train.generation.direct.DirectModel.scored_states`): straight from the weights
+        where the model allows it (not while sharded: FSDP gathers weights in the forward), else
+        by the trunk's forward."""
+        sharded = any(type(p).__name__ == "DTensor" for p in lm.parameters())
+        runner = None if sharded else direct_model_or_reason(lm, training=torch.is_grad_enabled())
+        if isinstance(runner, DirectModel):
+            return runner.scored_states(input_ids, attention_mask, scored)
+        first = first_scored_column(scored)
+        inputs, attention = input_ids[:, :-1], attention_mask[:, :-1]  # position t predicts token t + 1
+        trunk = getattr(lm, lm.base_model_prefix)
+        hidden = trunk(
+            input_ids=inputs,
+            attention_mask=attention,
+            position_ids=position_ids_from_mask(attention),
+            use_cache=False,
+        ).last_hidden_state  # [B, T - 1, H]
+        return hidden[:, first - 1 :], first
 
     def save_pretrained(
         self, directory: str | os.PathLike[str], state_dict: dict[str, Any] | None = None, **kwargs: Any

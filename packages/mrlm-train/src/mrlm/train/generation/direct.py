@@ -250,6 +250,29 @@ class DirectModel:
         Returns:
             ``[B, T]`` float32 log-probs, 0 where ``completion_mask`` is 0 and in column 0.
         """
+        scored = completion_mask.bool()
+        states, split = self.scored_states(input_ids, attention_mask, completion_mask)
+        targets = input_ids[:, split:]
+        lm_head = self._weights(packed_rows=None).lm_head
+        chunks = row_chunks(states.shape[0], states.shape[1] * lm_head.weight.shape[0])
+        shifted = torch.cat(
+            [selected_logprobs(lm_head(states[rows]), targets[rows], temperature) for rows in chunks]
+        )  # [B, T - split]
+        logp = F.pad(shifted, (split, 0))
+        return torch.where(scored, logp, torch.zeros_like(logp))
+
+    def scored_states(
+        self, input_ids: torch.Tensor, attention_mask: torch.Tensor, completion_mask: torch.Tensor
+    ) -> tuple[torch.Tensor, int]:
+        """The final (normed) hidden states that predict the scored tokens, as the model's
+        ``last_hidden_state``: ``[B, T - split, D]`` for positions ``split - 1 .. T - 2`` (state
+        ``j`` predicts column ``split + j``), and ``split``, the first scored column (with nothing
+        scored, the last). A value head on them gives the values of those columns' states.
+
+        Columns before ``split`` form a prefix; rows whose prefixes are equal (token for token,
+        padding included) share one pass over it, and the rest of each row attends to its keys and
+        values. Differentiable; the shared pass receives the gradients of all its rows.
+        """
         length = input_ids.shape[1]
         scored = completion_mask.bool()
         columns = scored[:, 1:].any(dim=0).nonzero()
@@ -287,16 +310,7 @@ class DirectModel:
                 prefix,
             )
             hidden = torch.cat([hidden, tail], dim=1)  # [B, T - split, D]
-        targets = input_ids[:, split:]
-        chunks = row_chunks(hidden.shape[0], hidden.shape[1] * weights.lm_head.weight.shape[0])
-        shifted = torch.cat(
-            [
-                selected_logprobs(weights.lm_head(self._final_norm(hidden[rows])), targets[rows], temperature)
-                for rows in chunks
-            ]
-        )  # [B, T - split]
-        logp = F.pad(shifted, (split, 0))
-        return torch.where(scored, logp, torch.zeros_like(logp))
+        return self._final_norm(hidden), split
 
     # ------------------------------------------------------------------ pieces
 
