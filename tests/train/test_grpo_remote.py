@@ -84,3 +84,39 @@ def test_grpo_on_a_served_env_matches_the_local_run(tmp_path: Path) -> None:
     opened = len(re.findall(r"session \w+ opened: mrlm/Math-v0 as gymnasium", server_log))
     assert opened == local.group_size * local.prompts_per_step
     assert "stopped; closed 0 sessions" in server_log
+
+
+@pytest.mark.slow
+def test_ppo_over_two_turns_on_a_served_env_matches_the_local_run(tmp_path: Path) -> None:
+    from mrlm.train.algorithms import ppo
+
+    local = ppo.PPOConfig(
+        env_id="mrlm/Math-v0",
+        env_kwargs=json.dumps({"records": RECORDS, "max_turns": 2}),
+        max_turns=2,
+        prompts_per_step=4,
+        max_new_tokens=8,
+        mini_batch_size=2,
+        micro_batch_size=2,
+        run=RunConfig(output_dir=str(tmp_path / "local"), max_steps=2, progress_bar=False),
+        optim=OptimConfig(learning_rate=1e-3),
+    )
+    ppo.train(local)
+    log = tmp_path / "server.log"
+    process, address = _serve(log)
+    try:
+        remote = dataclasses.replace(
+            local,
+            env_id=f"grpc://{address}/mrlm/Math-v0",
+            run=dataclasses.replace(local.run, output_dir=str(tmp_path / "remote")),
+        )
+        ppo.train(remote)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=60) == 0
+    served, expected = _metrics(tmp_path / "remote"), _metrics(tmp_path / "local")
+    assert [row["step"] for row in served] == [1, 2]
+    assert all("success/turn2" in row for row in served)  # episodes did reach a second turn
+    for mine, theirs in zip(served, expected, strict=True):
+        for key in ("reward", "loss", "value/loss", "reply_tokens"):
+            assert mine[key] == pytest.approx(theirs[key], rel=1e-5, abs=1e-7), key

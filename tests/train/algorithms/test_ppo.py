@@ -229,3 +229,14 @@ def test_every_metric_is_documented() -> None:
     docs = (Path(__file__).resolve().parents[3] / "docs" / "ppo.md").read_text()
     missing = [name for name in METRICS if f"`{name}`" not in docs]
     assert not missing, missing
+
+
+@pytest.mark.parametrize("critic", ["value_head", "model"])
+def test_bf16_autocast_trains_both_critics(tmp_path: Path, critic: str) -> None:
+    from mrlm.train.loop import DistributedConfig
+
+    config = _config(tmp_path, critic, 1)
+    config.dist = DistributedConfig(mixed_precision="bf16")
+    train(config)
+    row = json.loads((tmp_path / critic / "metrics.jsonl").read_text().splitlines()[0])
+    assert all(math.isfinite(row[key]) for key in ("loss", "value/loss", "policy/loss", "grad_norm"))
