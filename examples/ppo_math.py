@@ -80,7 +80,8 @@ def main() -> None:
     window = max(1, min(10, len(rows) // 3))
     for label, part in (("first", rows[:window]), ("last", rows[-window:])):
         shares = {
-            key: sum(row.get(key, 0.0) for row in part) / len(part) for key in ("success/turn1", "success/turn2")
+            key: sum(row.get(key, 0.0) for row in part) / len(part)
+            for key in ("success/turn1", "success/turn2")
         }
         print(
             f"{label} {len(part)} steps: first answers right {shares['success/turn1']:.1%}, "

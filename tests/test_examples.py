@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +14,12 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 #: Extra arguments that keep each example short in tests.
 ARGS: dict[str, list[str]] = {
     "math_episode.py": ["--episodes", "5"],
+    "ppo_quickstart.py": ["--steps", "2"],
+    "ppo_code.py": ["--steps", "1", "--prompts-per-step", "2"],
+    "ppo_tool_use.py": ["--steps", "2", "--prompts-per-step", "2"],
+    "ppo_distributed.py": ["--steps", "2"],
+    "ppo_math.py": ["--steps", "2", "--sft-steps", "5", "--problems-per-step", "8"],
+    "ppo_hybrid.py": ["--warmup-steps", "30", "--samples", "1", "--ppo-steps", "2", "--ppo-prompts", "8"],
 }
 
 
@@ -51,3 +58,18 @@ def test_example_configs_load(name: str) -> None:
     command = next(c for c in COMMANDS if name.startswith(c.name + "_"))
     config = load_config(command.args, EXAMPLES / name)
     assert isinstance(config, command.args)
+
+
+@pytest.mark.slow
+def test_ppo_math_config_trains(tmp_path: Path) -> None:
+    """``mrlm-train ppo --config examples/ppo_math.yaml`` runs: one metrics row per step, and the
+    final model with its value head."""
+    from mrlm.train.cli import main
+
+    out = tmp_path / "run"
+    args = ["ppo", "--config", str(EXAMPLES / "ppo_math.yaml"), "--run.max-steps", "2"]
+    assert main([*args, "--run.output-dir", str(out), "--run.no-progress-bar"]) == 0
+    rows = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+    assert [row["step"] for row in rows] == [1, 2]
+    assert (out / "final" / "config.json").is_file()
+    assert (out / "final" / "value_head.safetensors").is_file()

@@ -65,3 +65,12 @@ def test_explained_variance_is_one_for_a_perfect_critic_and_zero_for_the_mean() 
     values = torch.tensor([[0.5, 2.5, 2.0, 0.0]])
     assert explained_variance(values, returns, mask) == pytest.approx(by_hand, rel=1e-6)
     assert math.isnan(explained_variance(returns, torch.ones_like(returns), mask))
+
+
+def test_explained_variance_is_nan_when_returns_differ_only_by_rounding() -> None:
+    from mrlm.train.ops.estimators import gae
+
+    values = torch.randn(4, 12, generator=torch.Generator().manual_seed(0)) * 0.3
+    mask = torch.ones(4, 12)
+    _, returns = gae(torch.zeros(4, 12), values, mask, gamma=1.0, lam=1.0)  # all 0, up to rounding
+    assert math.isnan(explained_variance(values, returns, mask))

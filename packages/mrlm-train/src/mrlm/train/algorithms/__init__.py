@@ -8,6 +8,7 @@ from __future__ import annotations
 
 ALGORITHMS: dict[str, str] = {
     "grpo": "group relative policy optimisation on any text env (with DAPO, Dr. GRPO and GSPO switches)",
+    "ppo": "proximal policy optimisation with a critic (value head or value model), token-level GAE over turns",
     "sft": "supervised fine-tuning on chats, prompt/completion pairs or recorded trajectories",
 }
 

@@ -56,13 +56,18 @@ def clipped_value_loss(
 
 def explained_variance(values: torch.Tensor, returns: torch.Tensor, mask: torch.Tensor) -> float:
     """``1 - Var(R - V) / Var(R)`` over the masked tokens: 1 for a perfect critic, 0 for one that
-    predicts the mean return, negative for one worse than that. NaN when the returns do not vary."""
+    predicts the mean return, negative for one worse than that. NaN when the returns do not vary
+    (their std below a millionth of the largest return or value)."""
     selected = mask.bool()
     if not bool(selected.any()):
         return float("nan")
     target = returns.detach().float()[selected]
-    residual = target - values.detach().float()[selected]
-    variance = target.var(unbiased=False)
-    if float(variance) == 0.0:
+    predicted = values.detach().float()[selected]
+    residual = target - predicted
+    variance = float(target.var(unbiased=False))
+    # Returns that differ only by rounding (every reward 0, the returns then being A + V computed
+    # in float32) do not vary: the ratio below would divide by that rounding.
+    scale = max(float(target.abs().max()), float(predicted.abs().max()))
+    if variance <= (1e-6 * scale) ** 2:
         return float("nan")
     return float(1.0 - residual.var(unbiased=False) / variance)
