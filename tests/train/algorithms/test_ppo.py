@@ -240,3 +240,14 @@ def test_bf16_autocast_trains_both_critics(tmp_path: Path, critic: str) -> None:
     train(config)
     row = json.loads((tmp_path / critic / "metrics.jsonl").read_text().splitlines()[0])
     assert all(math.isfinite(row[key]) for key in ("loss", "value/loss", "policy/loss", "grad_norm"))
+
+
+def test_a_critic_of_its_own_weights_and_the_reward_switches(tmp_path: Path) -> None:
+    """A value model loaded by name (here the tiny one) rather than copied from the policy, with
+    rewards clipped and scaled by the batch's return std."""
+    config = _config(tmp_path, "model", 2, critic_model="tiny", reward_clip=0.5, reward_scaling=True)
+    final = train(config)
+    rows = [json.loads(line) for line in (tmp_path / "model" / "metrics.jsonl").read_text().splitlines()]
+    assert [row["step"] for row in rows] == [1, 2]
+    assert all(math.isfinite(row["value/loss"]) for row in rows)
+    assert (final / "critic" / "config.json").is_file()
