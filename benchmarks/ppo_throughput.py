@@ -32,7 +32,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 VARIANTS = ("grpo", "ppo_value_head", "ppo_model")
 _HERE = Path(__file__).resolve().parent
@@ -123,7 +123,7 @@ def run_variant(args: argparse.Namespace) -> dict[str, Any]:
     if args.variant == "grpo":
         grpo.train(grpo.GRPOConfig(aggregation="token_mean", **common))
     else:
-        critic = "value_head" if args.variant == "ppo_value_head" else "model"
+        critic: Literal["value_head", "model"] = "value_head" if args.variant == "ppo_value_head" else "model"
         ppo.train(ppo.PPOConfig(critic=critic, ppo_epochs=args.ppo_epochs, mini_batch_size=batch, **common))
     wall = time.perf_counter() - started
     rows = read_metrics(work / "run" / METRICS_FILE)

@@ -7,6 +7,7 @@ import json
 import math
 import shutil
 from pathlib import Path
+from typing import Literal
 
 import pytest
 import torch
@@ -34,7 +35,9 @@ def _batch(old_logprobs: torch.Tensor, mask: torch.Tensor) -> RolloutBatch:
 
 
 @pytest.mark.parametrize(("entropy_coef", "kl_in"), [(0.0, "reward"), (0.01, "loss")])
-def test_the_ppo_loss_matches_its_definition_token_by_token(entropy_coef: float, kl_in: str) -> None:
+def test_the_ppo_loss_matches_its_definition_token_by_token(
+    entropy_coef: float, kl_in: Literal["reward", "loss"]
+) -> None:
     generator = torch.Generator().manual_seed(3)
     shape = (3, 5)
     mask = torch.tensor([[0, 1, 1, 1, 0], [0, 0, 1, 0, 1], [1, 1, 1, 1, 1]], dtype=torch.float32)

@@ -23,7 +23,7 @@ from typing import Any
 import torch
 
 from mrlm.train.algorithms.grpo import REFERENCE, GRPOConfig, grpo_loss
-from mrlm.train.algorithms.onpolicy import Normalisers, select_rows, update
+from mrlm.train.algorithms.onpolicy import Normalisers, Rows, select_rows, update
 from mrlm.train.generation.logprobs import token_logprobs
 from mrlm.train.loop import DistributedConfig, OptimConfig, RunConfig, TrainingSession
 from mrlm.train.loop.fsdp import full_state_dict
@@ -85,7 +85,7 @@ def run(output_dir: str, report_dir: str, strategy: str, aggregation: str) -> di
         batch = dataclasses.replace(batch, old_logprobs=old)
         adv = group_relative_advantages(batch.rewards, GROUP_SIZE)
 
-        def loss_fn(micro: RolloutBatch, part: slice, norms: Normalisers) -> Any:
+        def loss_fn(micro: RolloutBatch, part: Rows, norms: Normalisers) -> Any:
             return grpo_loss(
                 session.model,
                 micro,

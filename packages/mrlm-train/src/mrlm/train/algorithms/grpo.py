@@ -33,6 +33,7 @@ import torch
 from mrlm.train.algorithms.onpolicy import (
     Engine,
     Normalisers,
+    Rows,
     TaskSeeds,
     rollout_engine,
     rollout_metrics,
@@ -342,9 +343,7 @@ def train_step(
             )
 
     # 4. update: num_iterations optimizer steps over the batch, as one training step
-    def loss_fn(
-        micro: RolloutBatch, rows: slice, norms: Normalisers
-    ) -> tuple[torch.Tensor, dict[str, float]]:
+    def loss_fn(micro: RolloutBatch, rows: Rows, norms: Normalisers) -> tuple[torch.Tensor, dict[str, float]]:
         return grpo_loss(
             session.model,
             micro,

@@ -57,7 +57,10 @@ class Normalisers:
 #: The loss of one micro-batch: ``loss_fn(micro, rows, normalisers) -> (scalar loss, stats)``, where
 #: ``rows`` selects the micro-batch's rows of per-row tensors the algorithm holds (advantages,
 #: reference log-probs) and the loss is already divided by the normalisers it uses.
-LossFn = Callable[[RolloutBatch, slice, Normalisers], tuple[torch.Tensor, dict[str, float]]]
+LossFn = Callable[[RolloutBatch, "Rows", Normalisers], tuple[torch.Tensor, dict[str, float]]]
+
+#: Rows of a batch given to a loss: a slice, or an index tensor when :func:`update` shuffles.
+Rows = slice | torch.Tensor
 
 
 @dataclass(frozen=True)
@@ -228,8 +231,8 @@ def _accumulate(
     return loss_sum
 
 
-def select_rows(batch: RolloutBatch, rows: slice) -> RolloutBatch:
-    """The rows ``rows`` of every per-row field of ``batch``."""
+def select_rows(batch: RolloutBatch, rows: slice | torch.Tensor) -> RolloutBatch:
+    """The rows ``rows`` (a slice or an index tensor) of every per-row field of ``batch``."""
     select = getattr(batch, "select", None)
     if callable(select):
         selected: RolloutBatch = select(rows)

@@ -51,6 +51,7 @@ import torch
 from mrlm.train.algorithms.onpolicy import (
     Engine,
     Normalisers,
+    Rows,
     TaskSeeds,
     rollout_engine,
     rollout_metrics,
@@ -316,11 +317,15 @@ def ppo_loss(
     return token_loss.sum() / max(num_tokens, 1.0), stats
 
 
-def _no_grad_rows(
-    session: TrainingSession, batch: RolloutBatch, size: int, fn: Callable[[RolloutBatch], Scored]
-) -> list[Scored]:
-    """``fn`` over ``batch`` in chunks of ``size`` rows, without gradients. Every process makes
-    the same number of calls (collective forwards under FSDP)."""
+def _without_grad(
+    session: TrainingSession,
+    batch: RolloutBatch,
+    size: int,
+    fn: Callable[[RolloutBatch], tuple[torch.Tensor, ...]],
+) -> tuple[torch.Tensor, ...]:
+    """``fn``'s ``[rows, T]`` tensors over ``batch`` in chunks of ``size`` rows, without gradients,
+    each joined over the chunks. Every process makes the same number of calls (a process with
+    fewer chunks repeats its first one and drops the result): forwards are collective under FSDP."""
     rows = len(batch)
     calls = max(int(n) for n in session.gather_object(-(-rows // size)))
     parts = []
@@ -330,15 +335,7 @@ def _no_grad_rows(
             out = fn(select_rows(batch, slice(start, min(start + size, rows))))
             if i * size < rows:
                 parts.append(out)
-    return parts
-
-
-def _joined(parts: list[Scored]) -> Scored:
-    return Scored(
-        torch.cat([p.logprobs for p in parts]),
-        torch.cat([p.values for p in parts]),
-        None,
-    )
+    return tuple(torch.cat(column) for column in zip(*parts, strict=True))
 
 
 def load_models(config: PPOConfig) -> tuple[dict[str, torch.nn.Module], dict[str, torch.nn.Module], Any]:
@@ -431,30 +428,31 @@ def train_step(
     batch = collate(trajectories, tokenizer.pad_token_id, device=session.device)
     session.check_finite(batch.rewards, "rewards (as returned by the env)")
 
-    # 3. the critic's values (and, if asked, the policy's log-probs) at sampling time
-    sampled = _joined(
-        _no_grad_rows(session, batch, config.micro_batch_size, lambda rows: score(session, rows, config))
-    )
-    old_values = torch.where(batch.mask.bool(), sampled.values, torch.zeros_like(sampled.values))
+    # 3. the critic's values (and, if asked, the policy's log-probs) at sampling time, and the
+    # reference's log-probs that step 2 needs
+    def sampled(rows: RolloutBatch) -> tuple[torch.Tensor, torch.Tensor]:
+        scored = score(session, rows, config)
+        return scored.logprobs, scored.values
+
+    sampled_logprobs, values = _without_grad(session, batch, config.micro_batch_size, sampled)
+    old_values = torch.where(batch.mask.bool(), values, torch.zeros_like(values))
     if config.recompute_old_logprobs:
-        batch = batch.replace(old_logprobs=sampled.logprobs)
+        batch = batch.replace(old_logprobs=sampled_logprobs)
     ref_logprobs = None
     if REFERENCE in session.frozen:
-        reference = session.frozen[REFERENCE]
-        temperature = config.temperature or 1.0
-        ref_parts = _no_grad_rows(
+        reference, temperature = session.frozen[REFERENCE], config.temperature or 1.0
+        (ref_logprobs,) = _without_grad(
             session,
             batch,
             config.micro_batch_size,
-            lambda rows: Scored(
+            lambda rows: (
                 token_logprobs(reference, rows.input_ids, rows.attention_mask, rows.mask, temperature),
-                rows.mask,
-                None,
             ),
         )
-        ref_logprobs = torch.cat([part.logprobs for part in ref_parts])
 
     # 2. rewards on tokens
+    if batch.token_rewards is None:
+        raise ValueError("PPO needs per-token rewards: build the batch with collate()")
     rewards = rewards_on_actions(batch.token_rewards, batch.mask) * batch.mask
     if config.reward_clip > 0:
         rewards = clip_rewards(rewards, config.reward_clip)
@@ -475,7 +473,7 @@ def train_step(
     # 5. update: ppo_epochs passes of shuffled mini-batches, as one training step
     with_entropy = config.entropy_coef > 0
 
-    def loss_fn(micro: RolloutBatch, rows: Any, norms: Normalisers) -> tuple[torch.Tensor, dict[str, float]]:
+    def loss_fn(micro: RolloutBatch, rows: Rows, norms: Normalisers) -> tuple[torch.Tensor, dict[str, float]]:
         return ppo_loss(
             score(session, micro, config, with_entropy=with_entropy),
             micro,
