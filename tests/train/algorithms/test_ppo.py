@@ -254,3 +254,26 @@ def test_a_critic_of_its_own_weights_and_the_reward_switches(tmp_path: Path) -> 
     assert [row["step"] for row in rows] == [1, 2]
     assert all(math.isfinite(row["value/loss"]) for row in rows)
     assert (final / "critic" / "config.json").is_file()
+
+
+def test_a_critic_that_cannot_read_the_policys_tokens_is_refused(tmp_path: Path) -> None:
+    from mrlm.train.tiny import build_tiny_model, build_tiny_tokenizer
+
+    tokenizer = build_tiny_tokenizer()
+    small = build_tiny_model(tokenizer)
+    small.resize_token_embeddings(16)
+    small.save_pretrained(tmp_path / "small")
+    with pytest.raises(ValueError, match="vocabulary of 16 tokens"):
+        train(_config(tmp_path, "model", 1, critic_model=str(tmp_path / "small")))
+
+
+def test_a_value_model_loads_from_a_saved_policy_with_its_backbone(tmp_path: Path) -> None:
+    from mrlm.train.tiny import build_tiny_model, build_tiny_tokenizer
+    from mrlm.train.value import load_value_model
+
+    policy = build_tiny_model(build_tiny_tokenizer(), seed=5)
+    policy.save_pretrained(tmp_path / "policy")
+    critic = load_value_model(ModelConfig(name_or_path=str(tmp_path / "policy")))
+    assert critic.config.num_labels == 1 and critic.config.classifier_dropout == 0.0
+    for name, tensor in policy.model.state_dict().items():
+        assert torch.equal(critic.model.state_dict()[name], tensor), name

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from transformers import AutoModelForCausalLM, AutoModelForTokenClassification
+from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForTokenClassification
 
 from mrlm.train.generation.direct import DirectModel, direct_model_or_reason
 from mrlm.train.generation.logprobs import first_scored_column, position_ids_from_mask
@@ -65,10 +65,14 @@ def load_value_model(config: ModelConfig, *, seed: int = 0) -> Any:
         policy, _ = load_policy(ModelConfig(name_or_path=TINY, dtype=config.dtype))
         return value_model_from(policy, seed=seed)
     dtype = None if config.dtype == "auto" else getattr(torch, config.dtype)
+    # Set on the config, not passed to from_pretrained: a keyword the config class does not
+    # define (classifier_dropout, for most causal LMs) would go to the model's __init__ and fail.
+    model_config = AutoConfig.from_pretrained(config.name_or_path, num_labels=1)
+    model_config.classifier_dropout = 0.0  # transformers' default of 0.1 would make values noisy
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         critic = AutoModelForTokenClassification.from_pretrained(
-            config.name_or_path, num_labels=1, classifier_dropout=0.0, dtype=dtype or "auto"
+            config.name_or_path, config=model_config, dtype=dtype or "auto"
         )
     critic.eval()
     return critic

@@ -346,6 +346,12 @@ def load_models(config: PPOConfig) -> tuple[dict[str, torch.nn.Module], dict[str
         return {POLICY: PolicyWithValueHead(policy)}, frozen, tokenizer
     if config.critic_model:
         critic = load_value_model(ModelConfig(name_or_path=config.critic_model, dtype=config.model.dtype))
+        # The critic reads the policy's token ids: it must know every one of them.
+        if int(critic.config.vocab_size) < len(tokenizer):
+            raise ValueError(
+                f"critic_model {config.critic_model!r} has a vocabulary of {critic.config.vocab_size} tokens, "
+                f"fewer than the policy's tokenizer ({len(tokenizer)}): the critic must share the policy's tokenizer"
+            )
     else:
         critic = value_model_from(policy.get_base_model() if hasattr(policy, "get_base_model") else policy)
     return {POLICY: policy, CRITIC: critic}, frozen, tokenizer
