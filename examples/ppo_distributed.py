@@ -27,7 +27,6 @@ The run lands in ./runs/ppo_distributed and resumes from its latest checkpoint w
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import os
 import subprocess
@@ -37,6 +36,7 @@ from pathlib import Path
 from mrlm.train.algorithms.ppo import CRITIC, POLICY, PPOConfig, train
 from mrlm.train.loop import DistributedConfig, OptimConfig, RunConfig
 from mrlm.train.loop.checkpoint import list_checkpoints
+from mrlm.train.loop.distributed import exit_process
 
 
 def launch(processes: int) -> int:
@@ -99,9 +99,9 @@ def main() -> None:
     final = train(config)  # a checkpoint at max_steps, then the models gathered into final/
     if int(os.environ["RANK"]) == 0:
         report(out, final)
-    # The sharded models and their process group form reference cycles: free them now, while the
-    # interpreter is whole (gloo's threads may abort a process that frees them at exit).
-    gc.collect()
+    # A worker ends without the interpreter's teardown, which gloo's threads can abort once a
+    # sharded model kept their process group alive to the end (see exit_process).
+    exit_process(0)
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ from typing import Any
 from mrlm.train.algorithms import ppo
 from mrlm.train.algorithms.onpolicy import TaskSeeds
 from mrlm.train.loop import DistributedConfig, OptimConfig, RunConfig, TrainingSession
+from mrlm.train.loop.distributed import exit_process
 from mrlm.train.loop.fsdp import full_state_dict
 from mrlm.train.ops.kl import AdaptiveKLController
 from mrlm.train.rollout import Trajectory
@@ -127,3 +128,4 @@ if __name__ == "__main__":
     parser.add_argument("--critic", default="value_head")
     args = parser.parse_args(sys.argv[1:])
     run(args.output_dir, args.report_dir, args.strategy, args.critic)
+    exit_process(0)  # see its docstring: no interpreter teardown in a worker

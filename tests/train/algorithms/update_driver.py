@@ -26,6 +26,7 @@ from mrlm.train.algorithms.grpo import REFERENCE, GRPOConfig, grpo_loss
 from mrlm.train.algorithms.onpolicy import Normalisers, Rows, select_rows, update
 from mrlm.train.generation.logprobs import token_logprobs
 from mrlm.train.loop import DistributedConfig, OptimConfig, RunConfig, TrainingSession
+from mrlm.train.loop.distributed import exit_process
 from mrlm.train.loop.fsdp import full_state_dict
 from mrlm.train.ops.advantages import group_relative_advantages
 from mrlm.train.rollout.batch import RolloutBatch
@@ -121,3 +122,4 @@ if __name__ == "__main__":
     parser.add_argument("--aggregation", default="token_mean")
     args = parser.parse_args(sys.argv[1:])
     run(args.output_dir, args.report_dir, args.strategy, args.aggregation)
+    exit_process(0)  # see its docstring: no interpreter teardown in a worker

@@ -25,6 +25,7 @@ import torch
 
 from mrlm.train.loop import DistributedConfig, OptimConfig, RunConfig, TrainingSession
 from mrlm.train.loop import checkpoint as ckpt
+from mrlm.train.loop.distributed import exit_process
 from mrlm.train.loop.fsdp import local_numel
 from mrlm.train.tiny import build_tiny_model, build_tiny_tokenizer
 
@@ -151,3 +152,4 @@ def parse(argv: list[str]) -> Options:
 if __name__ == "__main__":
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     train(parse(sys.argv[1:]))
+    exit_process(0)  # see its docstring: no interpreter teardown in a worker

@@ -24,6 +24,7 @@ import torch
 
 from mrlm.train.generation.logprobs import token_logprobs
 from mrlm.train.loop import DistributedConfig, OptimConfig, RunConfig, TrainingSession
+from mrlm.train.loop.distributed import exit_process
 from mrlm.train.loop.fsdp import full_state_dict
 from mrlm.train.tiny import build_tiny_model, build_tiny_tokenizer
 from mrlm.train.value import token_values, value_model_from
@@ -141,3 +142,4 @@ def parse(argv: list[str]) -> Options:
 if __name__ == "__main__":
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     train(parse(sys.argv[1:]))
+    exit_process(0)  # see its docstring: no interpreter teardown in a worker

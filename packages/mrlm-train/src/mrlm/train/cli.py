@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import gc
 import sys
-from typing import Annotated, Any, Union
+from typing import Annotated, Any, NoReturn, Union
 
 import tyro
 
@@ -12,6 +11,7 @@ from mrlm.envs.registry import EnvArgumentError, UnknownEnvError
 from mrlm.train.commands import COMMANDS
 from mrlm.train.config_io import ConfigError, load_config
 from mrlm.train.generation.memory import GenerationMemoryError
+from mrlm.train.loop.distributed import exit_process
 from mrlm.train.loop.errors import CheckpointError, DistributedSetupError, NonFiniteError, OutputDirError
 from mrlm.train.policy import ModelNotFoundError
 from mrlm.train.rollout.errors import EnvOutputError, RewardOverflowError
@@ -74,11 +74,6 @@ def main(argv: list[str] | None = None) -> int:
                 return command.run(args)
             except RUN_ERRORS as error:
                 return _report(command.name, error)
-            finally:
-                # A sharded model and its device mesh form reference cycles that keep the process
-                # group alive; freed only as the interpreter shuts down, gloo's worker threads can
-                # then abort the process (SIGABRT) while releasing the tensors they hold.
-                gc.collect()
     raise AssertionError(f"no command for parsed arguments {args!r}")
 
 
@@ -122,5 +117,11 @@ def _config_defaults(argv: list[str]) -> tuple[list[str], dict[str, Any]]:
         raise
 
 
+def entry() -> NoReturn:
+    """The ``mrlm-train`` console script: :func:`main`, then the exit (see
+    :func:`~mrlm.train.loop.distributed.exit_process`)."""
+    exit_process(main())
+
+
 if __name__ == "__main__":
-    raise SystemExit(main())
+    entry()

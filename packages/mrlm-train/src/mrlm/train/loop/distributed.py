@@ -14,8 +14,11 @@ every set-up that would quietly give something other than what was asked:
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
-from typing import Any
+import sys
+from typing import Any, NoReturn
 
 import torch
 import torch.distributed as torch_dist
@@ -162,3 +165,23 @@ def barrier() -> None:
     """Wait until every process gets here (nothing to wait for with one process)."""
     if is_distributed():
         torch_dist.barrier()
+
+
+def exit_process(status: int) -> NoReturn:
+    """End this process with ``status``; for the entry point of a script or command.
+
+    In a worker of a multi-process run (``WORLD_SIZE > 1``, as torchrun sets it) the standard
+    streams and logging are flushed and the process ends with ``os._exit``, skipping the
+    interpreter's teardown: a sharded model keeps its process group alive to the end, and when the
+    interpreter tears down while gloo's worker threads still hold tensors, a thread that asks for
+    the interpreter lock is ended mid-call and the process aborts (SIGABRT, "terminate called
+    without an active exception") after the run has finished. Sessions close their files and
+    trackers before this, so nothing is lost. Elsewhere it is ``sys.exit(status)``.
+    """
+    if int(os.environ.get("WORLD_SIZE", "1") or "1") > 1:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        logging.shutdown()
+        os._exit(status)
+    sys.exit(status)
