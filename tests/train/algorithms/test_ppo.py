@@ -120,7 +120,7 @@ def test_the_value_head_gives_the_policys_own_logprobs_and_entropy_and_saves_who
     # The entropy at one token, from the model's full logits.
     with torch.no_grad():
         logits = policy(input_ids=input_ids[:1, :6]).logits[0, 4]
-    assert float(entropy[0, 5]) == pytest.approx(float(token_entropy(logits, 0.7)), rel=1e-4)
+    assert float(entropy[0, 5].detach()) == pytest.approx(float(token_entropy(logits, 0.7)), rel=1e-4)
 
     with torch.no_grad():
         model.value_head.weight.normal_()
