@@ -22,7 +22,6 @@ of :class:`GRPOConfig` backed by a pure function in :mod:`mrlm.train.ops`:
 from __future__ import annotations
 
 import dataclasses
-import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,11 +34,12 @@ from mrlm.train.algorithms.onpolicy import (
     Normalisers,
     Rows,
     TaskSeeds,
-    rollout_engine,
+    parse_env_kwargs,
+    rollout_for,
     rollout_metrics,
     update,
 )
-from mrlm.train.generation import HFGenerator, SamplingParams
+from mrlm.train.generation import HFGenerator
 from mrlm.train.generation.logprobs import token_logprobs
 from mrlm.train.loop import DistributedConfig, OptimConfig, RunConfig, TrainingSession
 from mrlm.train.loop.output_dir import check_output_dir
@@ -130,13 +130,7 @@ class GRPOConfig:
             parse_mixture(self.env_mixture)
 
     def parsed_env_kwargs(self) -> dict[str, Any]:
-        try:
-            kwargs = json.loads(self.env_kwargs)
-        except json.JSONDecodeError as error:
-            raise ValueError(f"env_kwargs is not valid JSON: {error}") from None
-        if not isinstance(kwargs, dict):
-            raise ValueError("env_kwargs must be a JSON object, such as '{\"level\": 1}'")
-        return kwargs
+        return parse_env_kwargs(self.env_kwargs)
 
 
 @dataclass
@@ -279,24 +273,7 @@ def train(config: GRPOConfig) -> Path:
         config=dataclasses.asdict(config),
     ) as session:
         generator = HFGenerator(session.unwrapped_model, tokenizer)
-        sampling = SamplingParams(
-            max_new_tokens=config.max_new_tokens,
-            temperature=config.temperature,
-            top_p=config.top_p,
-            ignore_stop=config.ignore_stop,
-            seed=config.run.seed * 1_000_003 + session.rank,
-        )
-        engine = rollout_engine(
-            config.env_id,
-            config.parsed_env_kwargs(),
-            config.env_mixture,
-            generator,
-            tokenizer,
-            sampling,
-            max_turns=config.max_turns,
-            seed=config.run.seed,
-        )
-        seeds = TaskSeeds(base=config.run.seed * 1_000_000, rank=session.rank, world_size=session.world_size)
+        engine, seeds = rollout_for(config, session, generator, tokenizer)
         state = session.restore()
         if state:
             seeds.cursor = int(state["seed_cursor"])

@@ -22,15 +22,16 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import json
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import torch
 
 from mrlm.train.generation import SamplingParams
-from mrlm.train.loop import TrainingSession
+from mrlm.train.loop import RunConfig, TrainingSession
 from mrlm.train.mixture import EnvMixture, MixedRolloutEngine, parse_mixture
 from mrlm.train.rollout import RolloutBatch, RolloutEngine, Trajectory
 
@@ -304,6 +305,61 @@ def rollout_metrics(session: TrainingSession, trajectories: Sequence[Trajectory]
         for k, (count, positive) in sorted(all_turns.items()):
             metrics[f"success/turn{k}"] = positive / count
     return metrics
+
+
+def parse_env_kwargs(text: str) -> dict[str, Any]:
+    """An env's keyword arguments given as a JSON object (``env_kwargs`` of the configs).
+
+    Raises:
+        ValueError: not JSON, or JSON that is not an object.
+    """
+    try:
+        kwargs = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"env_kwargs is not valid JSON: {error}") from None
+    if not isinstance(kwargs, dict):
+        raise ValueError("env_kwargs must be a JSON object, such as '{\"level\": 1}'")
+    return kwargs
+
+
+class RolloutSettings(Protocol):
+    """The fields of an on-policy config that say what and how to roll out."""
+
+    env_id: str
+    env_kwargs: str
+    env_mixture: str
+    max_new_tokens: int
+    temperature: float
+    top_p: float
+    ignore_stop: bool
+    max_turns: int
+    run: RunConfig
+
+
+def rollout_for(
+    config: RolloutSettings, session: TrainingSession, generator: Any, tokenizer: Any
+) -> tuple[Engine, TaskSeeds]:
+    """The rollout engine and task seeds of a run: sampling seeded per process, tasks distinct per
+    process, both reproducible from ``config.run.seed``."""
+    sampling = SamplingParams(
+        max_new_tokens=config.max_new_tokens,
+        temperature=config.temperature,
+        top_p=config.top_p,
+        ignore_stop=config.ignore_stop,
+        seed=config.run.seed * 1_000_003 + session.rank,
+    )
+    engine = rollout_engine(
+        config.env_id,
+        parse_env_kwargs(config.env_kwargs),
+        config.env_mixture,
+        generator,
+        tokenizer,
+        sampling,
+        max_turns=config.max_turns,
+        seed=config.run.seed,
+    )
+    seeds = TaskSeeds(base=config.run.seed * 1_000_000, rank=session.rank, world_size=session.world_size)
+    return engine, seeds
 
 
 def rollout_engine(

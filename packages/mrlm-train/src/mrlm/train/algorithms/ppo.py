@@ -39,7 +39,6 @@ pure function of :mod:`mrlm.train.ops`:
 from __future__ import annotations
 
 import dataclasses
-import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -53,12 +52,13 @@ from mrlm.train.algorithms.onpolicy import (
     Normalisers,
     Rows,
     TaskSeeds,
-    rollout_engine,
+    parse_env_kwargs,
+    rollout_for,
     rollout_metrics,
     select_rows,
     update,
 )
-from mrlm.train.generation import HFGenerator, SamplingParams
+from mrlm.train.generation import HFGenerator
 from mrlm.train.generation.logprobs import token_logprobs, token_logprobs_and_entropy
 from mrlm.train.loop import DistributedConfig, OptimConfig, RunConfig, TrainingSession
 from mrlm.train.loop.output_dir import check_output_dir
@@ -224,13 +224,7 @@ class PPOConfig:
             parse_mixture(self.env_mixture)
 
     def parsed_env_kwargs(self) -> dict[str, Any]:
-        try:
-            kwargs = json.loads(self.env_kwargs)
-        except json.JSONDecodeError as error:
-            raise ValueError(f"env_kwargs is not valid JSON: {error}") from None
-        if not isinstance(kwargs, dict):
-            raise ValueError("env_kwargs must be a JSON object, such as '{\"level\": 1}'")
-        return kwargs
+        return parse_env_kwargs(self.env_kwargs)
 
     @property
     def uses_reference(self) -> bool:
@@ -378,24 +372,7 @@ def train(config: PPOConfig) -> Path:
         generator = HFGenerator(
             sampler.policy if isinstance(sampler, PolicyWithValueHead) else sampler, tokenizer
         )
-        sampling = SamplingParams(
-            max_new_tokens=config.max_new_tokens,
-            temperature=config.temperature,
-            top_p=config.top_p,
-            ignore_stop=config.ignore_stop,
-            seed=config.run.seed * 1_000_003 + session.rank,
-        )
-        engine = rollout_engine(
-            config.env_id,
-            config.parsed_env_kwargs(),
-            config.env_mixture,
-            generator,
-            tokenizer,
-            sampling,
-            max_turns=config.max_turns,
-            seed=config.run.seed,
-        )
-        seeds = TaskSeeds(base=config.run.seed * 1_000_000, rank=session.rank, world_size=session.world_size)
+        engine, seeds = rollout_for(config, session, generator, tokenizer)
         kl_control = AdaptiveKLController(config.kl_coef, config.kl_target or 1.0, config.kl_horizon)
         state = session.restore()
         if state:
