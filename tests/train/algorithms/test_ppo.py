@@ -277,3 +277,30 @@ def test_a_value_model_loads_from_a_saved_policy_with_its_backbone(tmp_path: Pat
     assert critic.config.num_labels == 1 and critic.config.classifier_dropout == 0.0
     for name, tensor in policy.model.state_dict().items():
         assert torch.equal(critic.model.state_dict()[name], tensor), name
+
+
+@pytest.mark.parametrize(
+    ("where", "error"), [("missing", "FileNotFoundError"), ("file", "ModelNotFoundError")]
+)
+def test_a_critic_path_that_holds_no_model_is_named_in_one_line(
+    tmp_path: Path, where: str, error: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from mrlm.train.cli import main
+
+    path = tmp_path / "critic"
+    if where == "file":
+        path.write_text("not a model")
+    argv = [
+        "ppo",
+        "--critic",
+        "model",
+        "--critic-model",
+        str(path),
+        "--run.output-dir",
+        str(tmp_path / "run"),
+    ]
+    assert main([*argv, "--run.max-steps", "1", "--run.no-progress-bar"]) == 1
+    printed = capsys.readouterr().err.strip().splitlines()
+    assert (
+        len(printed) == 1 and printed[0].startswith(f"mrlm-train ppo: {error}:") and str(path) in printed[0]
+    )

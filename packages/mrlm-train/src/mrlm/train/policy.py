@@ -89,7 +89,7 @@ def load_policy(config: ModelConfig) -> tuple[Any, Any]:
     if config.name_or_path == TINY:
         model, tokenizer = _build_tiny(config)
     else:
-        source = _resolve(config.name_or_path)
+        source = resolve_model_source(config.name_or_path)
         tokenizer = _from_pretrained_tokenizer(source)
         model = _from_pretrained_model(source, config)
     _ensure_pad_token(tokenizer)
@@ -112,8 +112,13 @@ def looks_local(name: str) -> bool:
     return len(path.parts) > 2 or (len(path.parts) == 2 and path.parent.is_dir())
 
 
-def _resolve(name: str) -> str:
-    """The local directory for ``name`` if there is one, else ``name`` as a Hub id."""
+def resolve_model_source(name: str) -> str:
+    """The local directory for ``name`` if there is one, else ``name`` as a Hub id.
+
+    Raises:
+        FileNotFoundError: ``name`` can only be a path, and nothing is there.
+        ModelNotFoundError: a path that is a file, or a directory without a model config.
+    """
     path = Path(name).expanduser()
     if path.exists():
         _check_model_dir(path)
@@ -144,7 +149,7 @@ def _from_pretrained_tokenizer(source: str) -> Any:
     try:
         return AutoTokenizer.from_pretrained(source)
     except OSError as err:
-        raise _not_found(source, err) from err
+        raise model_not_found(source, err) from err
 
 
 def _from_pretrained_model(source: str, config: ModelConfig) -> Any:
@@ -156,10 +161,10 @@ def _from_pretrained_model(source: str, config: ModelConfig) -> Any:
     try:
         return AutoModelForCausalLM.from_pretrained(source, **kwargs)
     except OSError as err:
-        raise _not_found(source, err) from err
+        raise model_not_found(source, err) from err
 
 
-def _not_found(source: str, err: OSError) -> OSError:
+def model_not_found(source: str, err: OSError) -> OSError:
     """A clearer error for a model that is missing, keeping transformers' other OSErrors as they are."""
     if Path(source).exists():
         return err  # a local checkpoint that is broken: transformers' own message says how

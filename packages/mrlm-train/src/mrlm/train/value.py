@@ -32,7 +32,7 @@ from mrlm.train.generation.direct import DirectModel, direct_model_or_reason
 from mrlm.train.generation.logprobs import first_scored_column, position_ids_from_mask
 from mrlm.train.generation.sampling import selected_logprobs
 from mrlm.train.ops.entropy import token_entropy
-from mrlm.train.policy import TINY, ModelConfig, load_policy
+from mrlm.train.policy import TINY, ModelConfig, load_policy, model_not_found, resolve_model_source
 
 
 def value_model_from(policy: Any, *, seed: int = 0) -> Any:
@@ -67,13 +67,17 @@ def load_value_model(config: ModelConfig, *, seed: int = 0) -> Any:
     dtype = None if config.dtype == "auto" else getattr(torch, config.dtype)
     # Set on the config, not passed to from_pretrained: a keyword the config class does not
     # define (classifier_dropout, for most causal LMs) would go to the model's __init__ and fail.
-    model_config = AutoConfig.from_pretrained(config.name_or_path, num_labels=1)
-    model_config.classifier_dropout = 0.0  # transformers' default of 0.1 would make values noisy
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        critic = AutoModelForTokenClassification.from_pretrained(
-            config.name_or_path, config=model_config, dtype=dtype or "auto"
-        )
+    source = resolve_model_source(config.name_or_path)  # a missing path is named, never a Hub request
+    try:
+        model_config = AutoConfig.from_pretrained(source, num_labels=1)
+        model_config.classifier_dropout = 0.0  # transformers' default of 0.1 would make values noisy
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed)
+            critic = AutoModelForTokenClassification.from_pretrained(
+                source, config=model_config, dtype=dtype or "auto"
+            )
+    except OSError as err:
+        raise model_not_found(source, err) from err
     critic.eval()
     return critic
 
