@@ -42,6 +42,7 @@ BUILTIN = (
     "mrlm/CoopCode-v0",
     "mrlm/ClassCompletion-v0",
     "mrlm/Writing-v0",
+    "mrlm/TeamSum-v0",
 )
 TIMEOUT_S = 10.0
 #: A refusal must come back this fast: reading /dev/zero or a FIFO would take forever.
@@ -112,6 +113,8 @@ HOSTILE = [
     ("mrlm/ToolUse-v0", {"python_limits": {"wall_time_s": 1e9}}, "python_limits"),
     ("mrlm/Writing-v0", {"records": "/etc/passwd"}, "records"),
     ("mrlm/Math-v0", {"topics": ["algebra"] * 100_000}, "topics"),
+    ("mrlm/TeamSum-v0", {"num_agents": 10**9}, "num_agents"),
+    ("mrlm/TeamSum-v0", {"operations": ["**"]}, "operations"),
 ]
 
 
@@ -148,6 +151,7 @@ def test_limits_can_be_lowered_and_allowed_values_open_sessions(
         _open(stub, "mrlm/Debate-v0", {"rounds": 2, "debaters_per_side": 2, "reward_mode": "scores"}),
         _open(stub, "mrlm/Math-v0", {"level": 2, "topics": "algebra", "verify_timeout": 1.5}),
         _open(stub, "mrlm/Writing-v0", {"task": "tldr", "length_bands": {"summary": [5, 40]}}),
+        _open(stub, "mrlm/TeamSum-v0", {"num_agents": 4, "high": 99, "operations": ["+", "-"]}),
     ]
     assert len(builtin_server.store) == len(opened)
     for session_id in opened:

@@ -134,6 +134,18 @@ WRITING_ARGS = ClientArgs(
     }
 )
 
+TEAM_SUM_ARGS = ClientArgs(
+    {
+        "num_agents": Int(2, 4),
+        "low": Int(0, 99),
+        "high": Int(0, 99),
+        "operations": ListOf(Choice(("+", "-")), max_items=8, min_items=1, single=True),
+        "correct_reward": _REWARD,
+        "format_reward": _REWARD,
+        "render_mode": RENDER_MODE,
+    }
+)
+
 
 def register_builtin_envs() -> None:
     register_env(
@@ -185,4 +197,12 @@ def register_builtin_envs() -> None:
         parallel_entry_point="mrlm.envs.writing.env:WritingEnv",
         default_kind="parallel",
         client_args=WRITING_ARGS,
+    )
+    register_env(
+        "mrlm/TeamSum-v0",
+        description="Each member answers its own small sum; the team is right when their values add up.",
+        aec_entry_point="mrlm.envs.team_sum.env:TeamSumAECEnv",
+        parallel_entry_point="mrlm.envs.team_sum.env:TeamSumEnv",
+        default_kind="parallel",
+        client_args=TEAM_SUM_ARGS,
     )
