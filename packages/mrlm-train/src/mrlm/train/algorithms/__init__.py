@@ -7,6 +7,10 @@ algorithms whose code exists in this package; an algorithm module adds its entry
 from __future__ import annotations
 
 ALGORITHMS: dict[str, str] = {
+    "magrpo": "multi-agent GRPO: several agents' policies trained together, each sample against its group's mean",
+    "mareinforce": "multi-agent REINFORCE: several agents trained together, no baseline",
+    "maremax": "multi-agent ReMax: several agents trained together, each sample against its group's best",
+    "marloo": "multi-agent RLOO: several agents trained together, each sample against the others' mean",
     "grpo": "group relative policy optimisation on any text env (with DAPO, Dr. GRPO and GSPO switches)",
     "ppo": "proximal policy optimisation with a critic (value head or value model), token-level GAE over turns",
     "sft": "supervised fine-tuning on chats, prompt/completion pairs or recorded trajectories",

@@ -25,7 +25,7 @@ import dataclasses
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import torch
 
@@ -161,11 +161,24 @@ class StepStats:
     """Wall time of the rollout alone (env resets and steps, tokenization, generation)."""
 
 
+class SurrogateSettings(Protocol):
+    """The fields of a config that :func:`grpo_loss` reads (GRPO's, and the multi-agent family's)."""
+
+    temperature: float
+    ratio_level: Literal["token", "sequence"]
+    clip_low: float
+    clip_high: float
+    kl_coef: float
+    aggregation: Literal["sequence_mean", "token_mean", "constant"]
+    max_new_tokens: int
+    max_turns: int
+
+
 def grpo_loss(
     model: Any,
     batch: RolloutBatch,
     adv: torch.Tensor,
-    config: GRPOConfig,
+    config: SurrogateSettings,
     *,
     ref_logprobs: torch.Tensor | None,
     num_sequences: float,

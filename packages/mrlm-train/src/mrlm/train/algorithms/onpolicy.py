@@ -24,7 +24,7 @@ import contextlib
 import dataclasses
 import json
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -69,16 +69,18 @@ class UpdateStats:
     """What :func:`update` reports, averaged over processes.
 
     Attributes:
-        loss: the mean over iterations of the batch's loss (sum of its micro-batch losses).
+        loss: the mean over iterations of the batch's loss (sum of its micro-batch losses, of
+            every part).
         extras: each per-token stat the loss returned (a mean over its micro-batch's tokens),
-            averaged over every token of every iteration and process: the value one process would
-            report for the whole batch in one piece.
+            averaged over every token of every iteration, part and process: the value one process
+            would report for the whole batch in one piece.
         grad_norm: gradient norm before clipping, of the first model, averaged over iterations.
         lr: the learning rate of the first model in this step.
         optimizer: every value :meth:`~mrlm.train.loop.TrainingSession.optimizer_step` returned at
             the last iteration (``grad_norm/<name>``, ``lr/<name>`` of other models).
-        normalisers: the global counts of the whole batch.
+        normalisers: the global counts of the whole batch (of the first part).
         iterations: passes over the batch run (fewer than asked when ``stop`` ended them).
+        parts: with :func:`update_parts`, each part's ``extras`` and ``normalisers``, by part name.
     """
 
     loss: float
@@ -88,6 +90,28 @@ class UpdateStats:
     optimizer: dict[str, float]
     normalisers: Normalisers
     iterations: int = 1
+    parts: dict[str, PartStats] = dataclasses.field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class PartStats:
+    """One part's share of :class:`UpdateStats`: its token-weighted extras and its global counts."""
+
+    extras: dict[str, float]
+    normalisers: Normalisers
+
+
+@dataclass(frozen=True)
+class Part:
+    """What one model (or one set of rows) brings to an update: its batch and its micro-batch loss.
+
+    Several parts train together in :func:`update_parts`, each model on its own rows (one policy
+    per agent, each with its tokenizer): every micro-batch step adds the losses of every part and
+    runs one backward, and one optimizer step updates every model.
+    """
+
+    batch: RolloutBatch
+    loss_fn: LossFn
 
 
 def normalisers(session: TrainingSession, batch: RolloutBatch) -> Normalisers:
@@ -130,42 +154,72 @@ def update(
     Raises:
         ValueError: an empty batch, or a micro-batch size, mini-batch size or iteration count below 1.
     """
-    size = int(batch.mask.shape[0])
-    if size == 0:
-        raise ValueError("update needs at least one trajectory on every process")
+    return update_parts(
+        session,
+        {"": Part(batch, loss_fn)},
+        micro_batch_size=micro_batch_size,
+        num_iterations=num_iterations,
+        mini_batch_size=mini_batch_size,
+        shuffle=shuffle,
+        stop=stop,
+    )
+
+
+def update_parts(
+    session: TrainingSession,
+    parts: Mapping[str, Part],
+    *,
+    micro_batch_size: int,
+    num_iterations: int = 1,
+    mini_batch_size: int | None = None,
+    shuffle: torch.Generator | None = None,
+    stop: StopFn | None = None,
+) -> UpdateStats:
+    """:func:`update` of several parts at once (see :class:`Part`), each normalised by its own
+    global counts, as if each were trained alone; the parts' ``i``-th micro-batches run together.
+    Every process must give the same part names, each with at least one trajectory.
+    """
+    if not parts:
+        raise ValueError("update needs at least one part")
+    if any(int(part.batch.mask.shape[0]) == 0 for part in parts.values()):
+        raise ValueError("update needs at least one trajectory of every part on every process")
     if micro_batch_size < 1 or num_iterations < 1 or (mini_batch_size is not None and mini_batch_size < 1):
         raise ValueError("micro_batch_size, mini_batch_size and num_iterations must be at least 1")
-    whole = normalisers(session, batch)
+    whole = {name: normalisers(session, part.batch) for name, part in parts.items()}
     losses: list[float] = []
-    extras: dict[str, list[float]] = {}  # per stat: sum of value x tokens, sum of tokens
+    extras: _Sums = {}
     optimizer: dict[str, float] = {}
     grad_norms: list[float] = []
     lr = math.nan
     with session.training_step():
         for _ in range(num_iterations):
-            order: torch.Tensor | None = (
-                torch.randperm(size, generator=shuffle) if shuffle is not None else None
-            )
-            chunk = size if mini_batch_size is None else mini_batch_size
-            minis = [_rows(order, start, min(start + chunk, size)) for start in range(0, size, chunk)]
-            count = len(minis)
+            minis: dict[str, list[Rows]] = {}
+            for name, part in parts.items():
+                size = int(part.batch.mask.shape[0])
+                order = torch.randperm(size, generator=shuffle) if shuffle is not None else None
+                chunk = size if mini_batch_size is None else mini_batch_size
+                minis[name] = [
+                    _rows(order, start, min(start + chunk, size)) for start in range(0, size, chunk)
+                ]
+            count = max(len(rows) for rows in minis.values())
             if mini_batch_size is not None:
                 count = max(int(value) for value in session.gather_object(count))
             loss_sum = 0.0
-            pass_extras: dict[str, list[float]] = {}
+            pass_extras: _Sums = {}
             for m in range(count):
-                # A process with fewer mini-batches repeats its first one with weight 0 (see below).
-                rows, weight = (minis[m], 1.0) if m < len(minis) else (minis[0], 0.0)
-                if mini_batch_size is None:
-                    norms = whole
-                else:
-                    mini_mask = batch.mask[rows]
-                    norms = _global_counts(
-                        session, weight * mini_mask.shape[0], weight * float(mini_mask.sum())
-                    )
-                loss_sum += _accumulate(
-                    session, batch, rows, weight, loss_fn, norms, micro_batch_size, pass_extras
-                )
+                # A part with fewer mini-batches repeats its first one with weight 0 (see below).
+                chosen: dict[str, _Chosen] = {}
+                for name, part in parts.items():
+                    rows, weight = (minis[name][m], 1.0) if m < len(minis[name]) else (minis[name][0], 0.0)
+                    if mini_batch_size is None:
+                        norms = whole[name]
+                    else:
+                        mini_mask = part.batch.mask[rows]
+                        norms = _global_counts(
+                            session, weight * mini_mask.shape[0], weight * float(mini_mask.sum())
+                        )
+                    chosen[name] = _Chosen(part, rows, weight, norms)
+                loss_sum += _accumulate(session, chosen, micro_batch_size, pass_extras)
                 optimizer = session.optimizer_step()
                 grad_norms.append(optimizer["grad_norm"])
                 if math.isnan(lr):
@@ -175,17 +229,52 @@ def update(
                 sums = extras.setdefault(key, [0.0, 0.0])
                 sums[0] += weighted
                 sums[1] += tokens
-            if stop is not None and stop(_token_weighted(session, pass_extras)):
+            if stop is not None and stop(_token_weighted(session, _merged(pass_extras))):
                 break
+    by_part = _token_weighted(session, {f"{name}\0{key}": v for (name, key), v in extras.items()})
     return UpdateStats(
         loss=session.all_reduce_mean(sum(losses) / len(losses)),
-        extras=_token_weighted(session, extras),
+        extras=_token_weighted(session, _merged(extras)),
         grad_norm=sum(grad_norms) / len(grad_norms),
         lr=lr,
         optimizer=optimizer,
-        normalisers=whole,
+        normalisers=next(iter(whole.values())),
         iterations=len(losses),
+        parts={
+            name: PartStats(
+                {
+                    key.split("\0", 1)[1]: value
+                    for key, value in by_part.items()
+                    if key.split("\0", 1)[0] == name
+                },
+                whole[name],
+            )
+            for name in parts
+        },
     )
+
+
+#: Per (part name, stat): the sum of value x tokens, and the sum of tokens.
+_Sums = dict[tuple[str, str], list[float]]
+
+
+@dataclass(frozen=True)
+class _Chosen:
+    """A part's rows for one optimizer step, their weight (0: a stand-in) and normalisers."""
+
+    part: Part
+    rows: Rows
+    weight: float
+    norms: Normalisers
+
+
+def _merged(sums: _Sums) -> dict[str, list[float]]:
+    merged: dict[str, list[float]] = {}
+    for (_, key), (weighted, tokens) in sums.items():
+        total = merged.setdefault(key, [0.0, 0.0])
+        total[0] += weighted
+        total[1] += tokens
+    return merged
 
 
 def _rows(order: torch.Tensor | None, start: int, end: int) -> slice | torch.Tensor:
@@ -193,43 +282,48 @@ def _rows(order: torch.Tensor | None, start: int, end: int) -> slice | torch.Ten
 
 
 def _accumulate(
-    session: TrainingSession,
-    batch: RolloutBatch,
-    rows: slice | torch.Tensor,
-    weight: float,
-    loss_fn: LossFn,
-    norms: Normalisers,
-    micro_batch_size: int,
-    extras: dict[str, list[float]],
+    session: TrainingSession, chosen: Mapping[str, _Chosen], micro_batch_size: int, extras: _Sums
 ) -> float:
-    """Forward and backward of the trajectories ``rows`` in micro-batches; returns their loss."""
-    indices = torch.arange(int(batch.mask.shape[0]))[rows] if isinstance(rows, slice) else rows
-    size = int(indices.numel())
-    starts = list(range(0, size, micro_batch_size))
-    passes = max(int(value) for value in session.gather_object(len(starts)))
+    """Forward and backward of each part's chosen rows in micro-batches; returns their loss."""
+    plans: dict[str, tuple[torch.Tensor, list[int]]] = {}
+    for name, choice in chosen.items():
+        size = int(choice.part.batch.mask.shape[0])
+        indices = torch.arange(size)[choice.rows] if isinstance(choice.rows, slice) else choice.rows
+        plans[name] = (indices, list(range(0, int(indices.numel()), micro_batch_size)))
+    longest = max(len(starts) for _, starts in plans.values())
+    passes = max(int(value) for value in session.gather_object(longest))
     loss_sum = 0.0
     for i in range(passes):
-        # A process with fewer micro-batches repeats its first one with weight 0: no gradient,
-        # but its forward and backward collectives match the other processes'.
-        start, scale = (starts[i], weight) if i < len(starts) else (0, 0.0)
-        if isinstance(rows, slice):
-            micro_rows: slice | torch.Tensor = slice(
-                int(indices[start]), int(indices[min(start + micro_batch_size, size) - 1]) + 1
-            )
-        else:
-            micro_rows = indices[start : start + micro_batch_size]
         last = i == passes - 1
         with contextlib.nullcontext() if last else session.no_sync():
-            loss, stats = loss_fn(select_rows(batch, micro_rows), micro_rows, norms)
-            session.backward(loss * scale)
-        if scale:
-            loss_sum += float(loss.detach())
-            tokens = float(batch.mask[micro_rows].sum())
-            for key, value in stats.items():
-                sums = extras.setdefault(key, [0.0, 0.0])
-                sums[0] += value * tokens
-                sums[1] += tokens
+            total: torch.Tensor | None = None
+            for name, choice in chosen.items():
+                indices, starts = plans[name]
+                # A part with fewer micro-batches repeats its first one with weight 0: no gradient,
+                # but its forward and backward collectives match the other processes'.
+                start, scale = (starts[i], choice.weight) if i < len(starts) else (0, 0.0)
+                micro_rows = _micro_rows(choice.rows, indices, start, micro_batch_size)
+                loss, stats = choice.part.loss_fn(
+                    select_rows(choice.part.batch, micro_rows), micro_rows, choice.norms
+                )
+                total = loss * scale if total is None else total + loss * scale
+                if scale:
+                    loss_sum += float(loss.detach())
+                    tokens = float(choice.part.batch.mask[micro_rows].sum())
+                    for key, value in stats.items():
+                        sums = extras.setdefault((name, key), [0.0, 0.0])
+                        sums[0] += value * tokens
+                        sums[1] += tokens
+            assert total is not None
+            session.backward(total)
     return loss_sum
+
+
+def _micro_rows(rows: Rows, indices: torch.Tensor, start: int, micro_batch_size: int) -> Rows:
+    size = int(indices.numel())
+    if isinstance(rows, slice):
+        return slice(int(indices[start]), int(indices[min(start + micro_batch_size, size) - 1]) + 1)
+    return indices[start : start + micro_batch_size]
 
 
 def select_rows(batch: RolloutBatch, rows: slice | torch.Tensor) -> RolloutBatch:

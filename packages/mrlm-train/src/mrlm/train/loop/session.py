@@ -664,11 +664,11 @@ class TrainingSession:
     def _checkpoint_parts(self) -> dict[str, tuple[torch.nn.Module, torch.optim.Optimizer]]:
         return {name: (t.unwrapped, t.optimizer) for name, t in self._trained.items()}
 
-    def save_final(self, tokenizer: Any | None = None) -> Path:
+    def save_final(self, tokenizer: Any | Mapping[str, Any] | None = None) -> Path:
         """Write the trained models (and tokenizer) with ``save_pretrained``; return ``output_dir/final``.
 
         One trainable model goes to ``final/`` itself; several go each to ``final/<name>/``, the
-        tokenizer beside each. Every directory loads with plain transformers (the class its config
+        tokenizer beside each (or each model's own, given as a mapping by model name). Every directory loads with plain transformers (the class its config
         names: ``AutoModelForCausalLM`` for a policy, ``AutoModelForTokenClassification`` for a
         value model of :mod:`mrlm.train.value`), or with peft for adapters. Under FSDP the full
         weights are gathered to the main process first. Replaces an earlier final directory
@@ -694,8 +694,9 @@ class TrainingSession:
                     model.save_pretrained(target, state_dict=states[name])
                 else:
                     model.save_pretrained(target)
-                if tokenizer is not None:
-                    tokenizer.save_pretrained(target)
+                own = tokenizer.get(name) if isinstance(tokenizer, Mapping) else tokenizer
+                if own is not None:
+                    own.save_pretrained(target)
             fsync_tree(temporary)
             trash = self.output_dir / f"{ckpt.TRASH_PREFIX}{FINAL_DIR}"
             remove_tree(trash)

@@ -1,0 +1,39 @@
+"""MAREINFORCE: multi-agent REINFORCE, each sample's credited reward as its advantage (no baseline).
+
+For the ``G`` samples of one agent on one task, with credited rewards ``r_1..r_G``::
+
+    A_i = r_i / (std(r) + eps)        (A_i = r_i with advantage_scaling="none")
+
+Unbiased but of high variance; see :mod:`mrlm.train.algorithms.multi_agent` for the whole step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+
+from mrlm.train.algorithms import multi_agent
+from mrlm.train.algorithms.multi_agent import MultiAgentConfig
+from mrlm.train.loop import RunConfig
+from mrlm.train.ops.estimators import no_baseline_advantages
+from mrlm.train.rollout.envs import EnvFactory
+
+
+def advantages(rewards: torch.Tensor, group_size: int) -> torch.Tensor:
+    """The baseline of MAREINFORCE: none, ``A_i = r_i`` (``group_size`` is not needed)."""
+    return no_baseline_advantages(rewards)
+
+
+@dataclass
+class MAREINFORCEConfig(MultiAgentConfig):
+    """Train several LLM agents together with MAREINFORCE (no baseline) on a multi-agent env."""
+
+    run: RunConfig = field(default_factory=lambda: RunConfig(output_dir="runs/mareinforce", max_steps=50))
+    """Output directory, steps, seed, checkpoints, logging."""
+
+
+def train(config: MAREINFORCEConfig, *, env: EnvFactory | None = None) -> Path:
+    """Run MAREINFORCE; return the final directory (see :func:`~mrlm.train.algorithms.multi_agent.train`)."""
+    return multi_agent.train(config, advantages, env=env)

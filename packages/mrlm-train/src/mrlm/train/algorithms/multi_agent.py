@@ -1,0 +1,484 @@
+"""The step the MAGRPO family shares: several LLM agents trained together on a multi-agent text env.
+
+MAGRPO, MAREINFORCE, MARLOO and MAReMax (:mod:`~mrlm.train.algorithms.magrpo` and its siblings)
+are this step with a different baseline. One step:
+
+1. **rollout**: ``prompts_per_step`` tasks (env seeds), each played ``group_size`` times by every
+   agent of a PettingZoo env (Parallel or AEC, local or remote). ``joint="align"``: sample ``j`` of
+   every agent plays joint episode ``j``; ``joint="cross"``: every combination of the agents'
+   samples is played (see :mod:`mrlm.train.rollout.cross`). Each agent's side of an episode is one
+   row, played by its policy: one model shared by every agent (``policies="shared"``, roles from
+   the agents' system prompts) or one model per agent (``policies="per_agent"``);
+2. **credit**: a row's reward ``r`` is what the env paid its agent over the episode
+   (``credit="agent"``: competitive or mixed games), or the team's, the mean over the episode's
+   agents (``credit="team"``: cooperation; see :func:`~mrlm.train.ops.credit.team_rewards`); with
+   ``dynamic_sampling``, tasks whose groups all have equal rewards are replaced (DAPO);
+3. **advantages**: within each group (one agent's ``G`` rows of one task), with the variant's
+   baseline ``b``::
+
+       A_i = (r_i - b_i) / (std_group(r) + eps)      (advantage_scaling="group")
+
+   MAGRPO ``b = mean(r)``, MAREINFORCE ``b = 0``, MARLOO ``b_i = mean_{j != i} r_j``, MAReMax
+   ``b = max(r)`` (:func:`~mrlm.train.ops.credit.grouped_advantages`);
+4. **update**: every policy on its own agents' rows, with GRPO's loss (the clipped ratio
+   ``pi/pi_old`` per token, optional k3 KL to the policy's frozen initial weights,
+   :func:`~mrlm.train.algorithms.grpo.grpo_loss`), ``num_iterations`` passes over the batch; each
+   pass's micro-batches run every policy's loss together, and one optimizer step updates every
+   policy (:func:`~mrlm.train.algorithms.onpolicy.update_parts`);
+5. **logging**: :class:`StepStats` and the rollout's metrics, per agent (``agent/<agent>/reward``)
+   and per policy (``policy/<name>/clip_fraction``, ``grad_norm/<name>``).
+
+With one iteration on fresh samples the ratio is 1 and the clipped loss has the gradient of
+``-A * log pi(y)`` (CoMLRL's loss up to the per-sequence mean); more passes, clipping and the KL go
+beyond it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import itertools
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import torch
+
+from mrlm.train.algorithms.grpo import grpo_loss
+from mrlm.train.algorithms.onpolicy import (
+    LossFn,
+    Normalisers,
+    Part,
+    Rows,
+    TaskSeeds,
+    parse_env_kwargs,
+    rollout_metrics,
+    update_parts,
+)
+from mrlm.train.generation import HFGenerator, SamplingParams
+from mrlm.train.generation.logprobs import token_logprobs
+from mrlm.train.loop import DistributedConfig, OptimConfig, RunConfig, TrainingSession
+from mrlm.train.loop.output_dir import check_output_dir
+from mrlm.train.ops.advantages import StdScaling
+from mrlm.train.ops.credit import Credit, Estimator, grouped_advantages, team_rewards
+from mrlm.train.policy import ModelConfig, load_policy
+from mrlm.train.rollout import Policy, RolloutEngine, Trajectory
+from mrlm.train.rollout.batch import RolloutBatch, collate, reward_tensor
+from mrlm.train.rollout.envs import EnvFactory, env_factory
+
+#: The single policy's name when every agent shares one model.
+SHARED = "policy"
+#: The prefix of each policy's frozen reference in the session (``reference_<policy>``).
+REFERENCE_PREFIX = "reference_"
+
+Sharing = Literal["shared", "per_agent"]
+
+
+@dataclass
+class MultiAgentConfig:
+    """Everything one run of the MAGRPO family needs. Flags on the command line, or a YAML file."""
+
+    env_id: str = "mrlm/TeamSum-v0"
+    """Multi-agent environment id (``mrlm-envs list``), local or remote (``grpc://``)."""
+    env_kwargs: str = "{}"
+    """The env's keyword arguments as a JSON object, such as '{"num_agents": 3}'."""
+    kind: Literal["parallel", "aec"] | None = None
+    """The env's API: "parallel" (agents act together) or "aec" (in turns); None: the id's default."""
+    policies: Sharing = "shared"
+    """One model for every agent ("shared"), or one model per agent ("per_agent")."""
+    model: ModelConfig = field(default_factory=lambda: ModelConfig(name_or_path="tiny"))
+    """The policy (shared), or every agent's starting model (per_agent) unless agent_models names one."""
+    agent_models: dict[str, str] = field(default_factory=dict)
+    """With per_agent: a model name or path for some agents, by agent name (others start from model)."""
+
+    group_size: int = 4
+    """Samples per agent and task (compared with each other)."""
+    prompts_per_step: int = 4
+    """Tasks per optimizer step and process."""
+    joint: Literal["align", "cross"] = "align"
+    """Sample j of every agent plays episode j ("align"), or every combination is played ("cross")."""
+    credit: Credit = "team"
+    """Train each row on the team's reward (mean over the episode's agents) or its agent's own."""
+    advantage_scaling: StdScaling = "group"
+    """Divide advantages by the std of the group's rewards, of the batch's, or not at all."""
+    max_new_tokens: int = 64
+    """Longest reply, in tokens."""
+    temperature: float = 1.0
+    """Sampling temperature of the rollouts."""
+    top_p: float = 1.0
+    """Nucleus sampling threshold."""
+    max_turns: int = 1
+    """Replies per agent after which the rollout stops (multi-turn envs)."""
+    ignore_stop: bool = False
+    """Never stop a reply at a stop token: every reply has exactly max_new_tokens tokens (benchmarks)."""
+
+    clip_low: float = 0.2
+    """Lower clip of the importance ratio: 1 - clip_low."""
+    clip_high: float = 0.2
+    """Upper clip of the importance ratio: 1 + clip_high."""
+    ratio_level: Literal["token", "sequence"] = "token"
+    """Importance ratio per token, or per sequence (GSPO)."""
+    aggregation: Literal["sequence_mean", "token_mean", "constant"] = "sequence_mean"
+    """Average of token losses: per sequence, per token (DAPO), or a constant normaliser (Dr. GRPO)."""
+    kl_coef: float = 0.0
+    """Weight of the k3 KL to each policy's frozen initial weights; 0 loads no reference."""
+    num_iterations: int = 1
+    """Optimisation passes over each batch of rollouts."""
+    micro_batch_size: int = 8
+    """Rows of one policy per forward/backward pass."""
+    dynamic_sampling: bool = False
+    """Replace tasks whose groups all have equal rewards (they teach nothing) by new ones (DAPO)."""
+    max_sampling_rounds: int = 4
+    """With dynamic_sampling: rollout rounds per step before training on what there is."""
+
+    run: RunConfig = field(default_factory=lambda: RunConfig(output_dir="runs/magrpo", max_steps=50))
+    """Output directory, steps, seed, checkpoints, logging."""
+    optim: OptimConfig = field(default_factory=lambda: OptimConfig(learning_rate=1e-4))
+    """Optimizer and learning-rate schedule of every policy."""
+    dist: DistributedConfig = field(default_factory=DistributedConfig)
+    """DDP/FSDP and mixed precision."""
+
+    def __post_init__(self) -> None:
+        if self.group_size < 2:
+            raise ValueError(
+                f"group_size must be at least 2 (advantages compare samples), got {self.group_size}"
+            )
+        if (
+            min(self.prompts_per_step, self.micro_batch_size, self.num_iterations, self.max_sampling_rounds)
+            < 1
+        ):
+            raise ValueError(
+                "prompts_per_step, micro_batch_size, num_iterations and max_sampling_rounds must be at least 1"
+            )
+        if self.policies not in ("shared", "per_agent"):
+            raise ValueError(f"policies must be 'shared' or 'per_agent', got {self.policies!r}")
+        if self.agent_models and self.policies != "per_agent":
+            raise ValueError("agent_models gives each agent its own model: it needs policies='per_agent'")
+        if self.joint == "cross" and self.credit == "team":
+            raise ValueError(
+                "joint='cross' credits each sample with its own agent's rewards over the joint actions it "
+                "is part of; use credit='agent' (the same thing in an env that pays every agent the team's reward)"
+            )
+        parse_env_kwargs(self.env_kwargs)
+
+
+@dataclass
+class StepStats:
+    """What one step reports (also keys of metrics.jsonl)."""
+
+    reward: float
+    """Mean credited reward of the rows trained on."""
+    sampled_reward: float
+    """Mean credited reward of every row sampled this step, including tasks dynamic sampling dropped."""
+    episode_success: float
+    """Share of the sampled joint episodes in which every agent's total reward is positive."""
+    loss: float
+    kl: float
+    """Mean k3 estimate of KL(policy || reference) on the trained tokens (0 when kl_coef is 0)."""
+    clip_fraction: float
+    approx_kl: float
+    """Mean k3 estimate of KL(sampling policy || updated policy)."""
+    tasks_kept: float
+    """Share of sampled tasks trained on (below 1 only with dynamic sampling)."""
+    grad_norm: float
+    """Gradient norm of the first policy before clipping (``grad_norm/<name>`` for the others)."""
+    lr: float
+    tokens: float
+    """Trained tokens of the step, over all processes and policies."""
+    tokens_per_s: float
+    step_s: float
+    rollout_s: float
+
+
+def train(config: MultiAgentConfig, estimator: Estimator, *, env: EnvFactory | None = None) -> Path:
+    """Run the step with ``estimator``'s baseline until ``run.max_steps``; return the final directory.
+
+    ``env``: a zero-argument factory of the env to play (a
+    :class:`~mrlm.envs.dataset_task.DatasetTaskEnv` built from records and functions, say) instead
+    of ``config.env_id``, which then only names it in metrics.
+
+    The final directory holds the shared policy, or one directory per agent (``final/<agent>``),
+    each with ``save_pretrained`` weights and its tokenizer.
+    """
+    check_output_dir(config.run.output_dir)  # before the models load, which may take minutes
+    if env is not None and parse_env_kwargs(config.env_kwargs):
+        raise ValueError("env_kwargs go with env_id; an env factory takes none")
+    make_env = (
+        env
+        if env is not None
+        else env_factory(config.env_id, parse_env_kwargs(config.env_kwargs), config.kind)
+    )
+    agents = env_agents(make_env)
+    models, tokenizers = load_policies(config, agents)
+    # Each policy's reference is its initial weights, frozen; the session places (and shards) them.
+    references = load_policies(config, agents)[0] if config.kl_coef > 0 else {}
+    frozen = {REFERENCE_PREFIX + name: model for name, model in references.items()}
+    with TrainingSession(
+        models,
+        frozen=frozen,
+        run=config.run,
+        optim=config.optim,
+        dist=config.dist,
+        config=dataclasses.asdict(config),
+    ) as session:
+        engine = rollout_engine(config, session, tokenizers, make_env)
+        seeds = TaskSeeds(base=config.run.seed * 1_000_000, rank=session.rank, world_size=session.world_size)
+        state = session.restore()
+        if state:
+            seeds.cursor = int(state["seed_cursor"])
+            engine.load_state_dict(state["engine"])
+        with engine:
+            while session.step < config.run.max_steps:
+                stats, extra = train_step(session, engine, seeds, config, tokenizers, estimator)
+                session.log({**dataclasses.asdict(stats), **extra})
+                session.maybe_save({"seed_cursor": seeds.cursor, "engine": engine.state_dict()})
+        tokenizer = tokenizers[SHARED] if config.policies == "shared" else tokenizers
+        return session.save_final(tokenizer)
+
+
+def env_agents(make_env: EnvFactory) -> list[str]:
+    """The agents of the env ``make_env`` builds (``possible_agents``), from one env built and closed.
+
+    Raises:
+        TypeError: a single-agent env (train it with GRPO or PPO).
+    """
+    env = make_env()
+    try:
+        agents = getattr(env, "possible_agents", None)
+        if not agents:
+            raise TypeError(
+                f"{type(env).__name__} has no agents: the multi-agent trainers need a PettingZoo env "
+                "(use grpo or ppo for a single-agent env)"
+            )
+        return [str(agent) for agent in agents]
+    finally:
+        env.close()
+
+
+def load_policies(config: MultiAgentConfig, agents: Sequence[str]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The models to train and their tokenizers, by policy name: ``{"policy": ...}`` when shared,
+    else one per agent (``agent_models`` or ``model``).
+
+    Raises:
+        ValueError: ``agent_models`` names an agent the env does not have.
+    """
+    if config.policies == "shared":
+        model, tokenizer = load_policy(config.model)
+        return {SHARED: model}, {SHARED: tokenizer}
+    unknown = sorted(set(config.agent_models) - set(agents))
+    if unknown:
+        raise ValueError(
+            f"agent_models names agents {unknown} that the env does not have; its agents are {list(agents)}"
+        )
+    models: dict[str, Any] = {}
+    tokenizers: dict[str, Any] = {}
+    for agent in agents:
+        name = config.agent_models.get(agent, config.model.name_or_path)
+        models[agent], tokenizers[agent] = load_policy(dataclasses.replace(config.model, name_or_path=name))
+    return models, tokenizers
+
+
+def rollout_engine(
+    config: MultiAgentConfig, session: TrainingSession, tokenizers: dict[str, Any], make_env: EnvFactory
+) -> RolloutEngine:
+    """The engine playing every agent with its policy's model as the session holds it; sampling
+    seeded per process, reproducible from ``run.seed``."""
+    sampling = SamplingParams(
+        max_new_tokens=config.max_new_tokens,
+        temperature=config.temperature,
+        top_p=config.top_p,
+        ignore_stop=config.ignore_stop,
+        seed=config.run.seed * 1_000_003 + session.rank,
+    )
+    policies = {
+        name: Policy(HFGenerator(session.unwrapped(name), tokenizer), tokenizer)
+        for name, tokenizer in tokenizers.items()
+    }
+    return RolloutEngine(
+        make_env,
+        policies,
+        sampling=sampling,
+        # Shared: every agent plays the one policy; per agent: each plays the policy named like it.
+        agent_policies=(lambda agent: SHARED) if config.policies == "shared" else None,
+        joint=config.joint,
+        env_id=config.env_id,
+        max_turns=config.max_turns,
+    )
+
+
+@contextlib.contextmanager
+def generation(session: TrainingSession) -> Iterator[None]:
+    """Every trained policy ready to sample (under FSDP, all gathered together)."""
+    with contextlib.ExitStack() as stack:
+        for name in session.model_names:
+            stack.enter_context(session.generation_mode(name))
+        yield
+
+
+def credited_rewards(rows: Sequence[Trajectory], credit: Credit) -> torch.Tensor:
+    """``[B]`` the reward each row trains on (see the module docstring, step 2)."""
+    rewards = reward_tensor(rows)
+    if credit == "agent":
+        return rewards
+    # A row without an episode id (a single-agent env's) is a team of its own.
+    episodes = [row.episode if row.episode is not None else -1 - i for i, row in enumerate(rows)]
+    return team_rewards(rewards, torch.tensor(episodes))
+
+
+def collect_rows(
+    engine: RolloutEngine, seeds: TaskSeeds, config: MultiAgentConfig
+) -> tuple[list[Trajectory], float, float, float]:
+    """Rollout and scoring: ``prompts_per_step`` tasks, with dynamic sampling when enabled.
+
+    Returns the rows (grouped by task), the share of sampled tasks kept, the mean credited reward of
+    every sampled row, and the share of sampled joint episodes every agent of which earned a
+    positive reward.
+    """
+    kept: list[Trajectory] = []
+    kept_tasks = sampled_tasks = 0
+    reward_sum = 0.0
+    row_count = 0
+    episodes: dict[int, bool] = {}
+    rows: list[Trajectory] = []
+    for _ in range(config.max_sampling_rounds if config.dynamic_sampling else 1):
+        rows = engine.collect(seeds.take(config.prompts_per_step - kept_tasks), config.group_size)
+        credit = credited_rewards(rows, config.credit)
+        reward_sum += float(credit.sum())
+        for i, row in enumerate(rows):
+            episode = row.episode if row.episode is not None else -1 - i - row_count
+            episodes[episode] = episodes.get(episode, True) and row.total_reward > 0
+        row_count += len(rows)
+        start = 0
+        for _, task in itertools.groupby(rows, key=lambda row: row.seed):
+            size = len(list(task))
+            sampled_tasks += 1
+            task_credit = credit[start : start + size]
+            if not config.dynamic_sampling or float(task_credit.max() - task_credit.min()) > 1e-6:
+                kept.extend(rows[start : start + size])
+                kept_tasks += 1
+            start += size
+        if kept_tasks >= config.prompts_per_step:
+            break
+    if not kept:  # every task was flat: train on the last round (zero advantages)
+        kept = rows
+    success = sum(episodes.values()) / max(len(episodes), 1)
+    return kept, kept_tasks / max(sampled_tasks, 1), reward_sum / max(row_count, 1), success
+
+
+def train_step(
+    session: TrainingSession,
+    engine: RolloutEngine,
+    seeds: TaskSeeds,
+    config: MultiAgentConfig,
+    tokenizers: dict[str, Any],
+    estimator: Estimator,
+) -> tuple[StepStats, dict[str, float]]:
+    """One step (see the module docstring); returns its stats and the rollout's metrics."""
+    started = time.perf_counter()
+    # 1-2. rollout and credit
+    with generation(session):
+        rows, kept_share, sampled_reward, success = collect_rows(engine, seeds, config)
+    rollout_s = time.perf_counter() - started
+    rewards = credited_rewards(rows, config.credit)
+    session.check_finite(rewards, "rewards (as returned by the env)")
+
+    # 3. advantages, within each agent's group
+    groups = torch.tensor([row.group for row in rows])
+    advantages = grouped_advantages(rewards, groups, estimator, scale=config.advantage_scaling)
+
+    # 4. update: every policy on its own rows, one optimizer step for all
+    parts: dict[str, Part] = {}
+    for name in session.model_names:
+        own = [i for i, row in enumerate(rows) if row.policy == name]
+        if not own:
+            raise ValueError(
+                f"policy {name!r} played no row this step on process {session.rank}: every agent must act "
+                "in every episode"
+            )
+        batch = collate([rows[i] for i in own], tokenizers[name].pad_token_id, device=session.device)
+        parts[name] = Part(
+            batch, policy_loss(session, name, batch, advantages[own].to(session.device), config)
+        )
+    result = update_parts(
+        session, parts, micro_batch_size=config.micro_batch_size, num_iterations=config.num_iterations
+    )
+
+    # 5. logging
+    metrics = {**rollout_metrics(session, rows), **agent_metrics(session, rows)}
+    if len(parts) > 1:
+        for name, part in result.parts.items():
+            metrics.update({f"policy/{name}/{key}": value for key, value in part.extras.items()})
+    elapsed = time.perf_counter() - started
+    tokens = sum(part.normalisers.global_tokens for part in result.parts.values())
+    stats = StepStats(
+        reward=session.all_reduce_mean(float(rewards.mean())),
+        sampled_reward=session.all_reduce_mean(sampled_reward),
+        episode_success=session.all_reduce_mean(success),
+        loss=result.loss,
+        kl=result.extras["kl"],
+        clip_fraction=result.extras["clip_fraction"],
+        approx_kl=result.extras["approx_kl"],
+        tasks_kept=session.all_reduce_mean(kept_share),
+        grad_norm=result.grad_norm,
+        lr=result.lr,
+        tokens=tokens,
+        tokens_per_s=tokens / max(elapsed, 1e-9),
+        step_s=elapsed,
+        rollout_s=rollout_s,
+    )
+    return stats, {**metrics, **{k: v for k, v in result.optimizer.items() if "/" in k}}
+
+
+def policy_loss(
+    session: TrainingSession,
+    name: str,
+    batch: RolloutBatch,
+    advantages: torch.Tensor,
+    config: MultiAgentConfig,
+) -> LossFn:
+    """The loss of a micro-batch of policy ``name``'s rows: GRPO's, on its own advantages and reference."""
+    reference = session.frozen.get(REFERENCE_PREFIX + name)
+    ref_logprobs = None
+    if reference is not None:
+        with torch.no_grad():  # one call on every process: under FSDP the forward is collective
+            ref_logprobs = token_logprobs(
+                reference, batch.input_ids, batch.attention_mask, batch.mask, config.temperature or 1.0
+            )
+
+    def loss_fn(micro: RolloutBatch, rows: Rows, norms: Normalisers) -> tuple[torch.Tensor, dict[str, float]]:
+        return grpo_loss(
+            session.models[name],
+            micro,
+            advantages[rows],
+            config,
+            ref_logprobs=ref_logprobs[rows] if ref_logprobs is not None else None,
+            num_sequences=norms.num_sequences,
+            num_tokens=norms.num_tokens,
+        )
+
+    return loss_fn
+
+
+def agent_metrics(session: TrainingSession, rows: Sequence[Trajectory]) -> dict[str, float]:
+    """``agent/<agent>/reward`` (mean total reward the env paid the agent) and ``agent/<agent>/success``
+    (share of its rows with a positive one), over every process's rows. Collective."""
+    local: dict[str, list[float]] = {}
+    for row in rows:
+        totals = local.setdefault(str(row.agent), [0.0, 0.0, 0.0])
+        totals[0] += 1
+        totals[1] += row.total_reward
+        totals[2] += row.total_reward > 0
+    merged: dict[str, list[float]] = {}
+    for part in session.gather_object(local):
+        for agent, (count, reward, positive) in part.items():
+            totals = merged.setdefault(agent, [0.0, 0.0, 0.0])
+            totals[0] += count
+            totals[1] += reward
+            totals[2] += positive
+    metrics: dict[str, float] = {}
+    for agent, (count, reward, positive) in sorted(merged.items()):
+        metrics[f"agent/{agent}/reward"] = reward / count
+        metrics[f"agent/{agent}/success"] = positive / count
+    return metrics
