@@ -14,6 +14,7 @@ from mrlm.envs.core import (
     TextSpace,
     text_observation_space,
 )
+from mrlm.envs.dataset_task import DatasetTaskEnv
 from mrlm.envs.registry import (
     EnvArgumentError,
     EnvEntry,
@@ -30,6 +31,7 @@ __version__ = "0.1.0"
 register_builtin_envs()
 
 __all__ = [
+    "DatasetTaskEnv",
     "EnvArgumentError",
     "EnvEntry",
     "EnvKind",
