@@ -18,11 +18,11 @@ from mrlm.envs.core.task_choice import choose_task
 from mrlm.envs.core.text_env import RENDER_MODES
 
 #: ``formatter(record) -> prompt``: one agent's first prompt.
-Formatter = Callable[[Mapping[str, Any]], str]
+Formatter = Callable[[dict[str, Any]], str]
 #: ``reward(replies, record) -> float``: the team's reward for one joint reply, replies in agent order.
-RewardFn = Callable[[list[str], Mapping[str, Any]], float]
+RewardFn = Callable[[list[str], dict[str, Any]], float]
 #: ``transition(record, prompts, replies) -> next prompts``: per agent, its prompts and replies so far.
-TransitionFn = Callable[[Mapping[str, Any], list[list[str]], list[list[str]]], Sequence[str]]
+TransitionFn = Callable[[dict[str, Any], list[list[str]], list[list[str]]], Sequence[str]]
 
 
 class TaskFunctionError(RuntimeError):

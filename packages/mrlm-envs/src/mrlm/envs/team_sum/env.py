@@ -23,7 +23,7 @@ _METADATA: dict[str, Any] = {
 }
 
 
-class _TeamSumRules:
+class _TeamSumAdapter:
     """What both APIs share: the arguments, a new game at reset, observations and the team's outcome."""
 
     rules: TeamSumRules
@@ -83,7 +83,7 @@ class _TeamSumRules:
         return Outcome(rewards=rewards, done=True, infos=game.infos())
 
 
-class TeamSumEnv(_TeamSumRules, TextParallelEnv):
+class TeamSumEnv(_TeamSumAdapter, TextParallelEnv):
     """Team sums: each member is asked its own small sum; the team's answer is the sum of their values.
 
     | | |
@@ -163,7 +163,7 @@ class TeamSumEnv(_TeamSumRules, TextParallelEnv):
         return self._judged()
 
 
-class TeamSumAECEnv(_TeamSumRules, TextAECEnv):
+class TeamSumAECEnv(_TeamSumAdapter, TextAECEnv):
     """Team sums, turn by turn: :class:`TeamSumEnv` with members replying in agent order.
 
     A member's reply is not shown to the others, so the order changes nothing of the game; the team
