@@ -17,6 +17,7 @@ SMOKE_ARGS: dict[str, list[str]] = {
     "sandbox_throughput.py": ["--executions", "20", "--baseline-executions", "4", "--concurrency", "2"],
     "code_env_throughput.py": ["--steps", "10", "--baseline-steps", "2", "--rounds", "1", "--threads", "2"],
     "grpo_throughput.py": ["--steps", "3", "--library", "mrlm"],
+    "magrpo_throughput.py": ["--steps", "2", "--warmup-steps", "1", "--sizes", "32x2", "--library", "mrlm"],
     "ppo_throughput.py": ["--steps", "3", "--warmup-steps", "1"],
     "remote_latency.py": ["--steps", "100", "--duration", "0.3", "--clients", "1,8", "--vector-envs", "8"],
 }
