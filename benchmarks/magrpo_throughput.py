@@ -24,7 +24,9 @@ and the report says why.
 Every run is a fresh subprocess, so each side's ``peak_rss_mb`` (``ru_maxrss``) is its own. At each
 size the two sides alternate for ``--rounds`` rounds (the first side switches every round), so both
 see the same machine load; each side's entry is its round with the median step time, and the
-ratio is MRLM's steps/s over CoMLRL's, per round, then the median over rounds.
+ratio is MRLM's steps/s over CoMLRL's, per round, then the median over rounds. Each round also
+gives each side's ``foreign_cpu_s``: CPU seconds other processes used while it trained; a round
+where that is more than a second or so was slowed by its neighbours.
 
 Side by side at both reference sizes::
 
@@ -279,10 +281,19 @@ def run_mrlm(args: argparse.Namespace) -> dict[str, Any]:
         "rss_after_init_mb": round(rss_at_start[0], 1) if rss_at_start else None,
         "peak_rss_mb": round(workload.peak_rss_mb(), 1),
         "train_wall_s": round(clock.wall, 2),
-        "diagnostics": clock.diagnostics,
+        "diagnostics": clock.diagnostics | {"foreign_cpu_s_during_train": foreign_cpu_s(clock.diagnostics)},
         "per_step_s": [round(x, 4) for x in step_s],
         "per_step_rollout_s": [round(x, 4) for x in rollout_s],
     }
+
+
+def foreign_cpu_s(diagnostics: dict[str, Any]) -> float | None:
+    """Busy CPU seconds of the machine during training that were not this process's (as the anchor
+    reports them): more than a second or so means the neighbours slowed this run down."""
+    host = diagnostics.get("host_cpu_s_during_train")
+    if not host:
+        return None
+    return round(host["user"] + host["system"] - diagnostics["proc_cpu_s"], 2)
 
 
 def steady_figures(step_s: list[float], rollout_s: list[float], update_s: list[float]) -> dict[str, Any]:
@@ -410,6 +421,7 @@ def compare(args: argparse.Namespace, hidden: int, layers: int, libraries: list[
                 key: rnd[library][key]
                 for key in ("step_s_median_steady", "rollout_s_median_steady", "peak_rss_mb")
             }
+            | {"foreign_cpu_s": rnd[library]["diagnostics"].get("foreign_cpu_s_during_train")}
             for library in libraries
         }
         for rnd in rounds
