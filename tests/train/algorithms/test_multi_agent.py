@@ -1,0 +1,115 @@
+"""The MAGRPO family end to end on small multi-agent envs: every variant trains through the command
+line, saves every agent's model, logs per agent and per policy, and refuses bad settings clearly."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from transformers import AutoModelForCausalLM, AutoTokenizer
+
+from mrlm.train.algorithms import ALGORITHMS, magrpo
+from mrlm.train.algorithms.magrpo import MAGRPOConfig
+from mrlm.train.cli import main
+from mrlm.train.loop import RunConfig
+from tests.train.rollout.scripted_multi import Coordinate
+
+VARIANTS = ("magrpo", "mareinforce", "marloo", "maremax")
+
+
+def _small(output_dir: Path, **changes: Any) -> MAGRPOConfig:
+    settings: dict[str, Any] = {
+        "group_size": 2,
+        "prompts_per_step": 2,
+        "max_new_tokens": 4,
+        "run": RunConfig(output_dir=str(output_dir), max_steps=2, progress_bar=False),
+    }
+    settings.update(changes)
+    return MAGRPOConfig(**settings)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_every_variant_trains_one_model_per_agent_from_the_command_line(tmp_path: Path, variant: str) -> None:
+    out = tmp_path / variant
+    argv = [variant, "--env-id", "mrlm/TeamSum-v0", "--policies", "per_agent", "--group-size", "2"]
+    argv += ["--prompts-per-step", "2", "--max-new-tokens", "6", "--run.output-dir", str(out)]
+    argv += ["--run.max-steps", "2", "--run.no-progress-bar"]
+    assert main(argv) == 0
+    rows = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+    assert [row["step"] for row in rows] == [1, 2]
+    for key in (
+        "reward",
+        "episode_success",
+        "agent/first/reward",
+        "agent/second/success",
+        "grad_norm/second",
+    ):
+        assert key in rows[0], key
+    assert "policy/first/clip_fraction" in rows[0]
+    for agent in ("first", "second"):
+        model = AutoModelForCausalLM.from_pretrained(out / "final" / agent)
+        tokenizer = AutoTokenizer.from_pretrained(out / "final" / agent)
+        assert model.config.vocab_size >= len(tokenizer)
+
+
+@pytest.mark.slow
+def test_a_shared_policy_plays_every_agent_on_an_env_factory_with_a_reference(tmp_path: Path) -> None:
+    config = _small(tmp_path / "run", env_id="coordinate", kl_coef=0.1, num_iterations=2, micro_batch_size=1)
+    final = magrpo.train(config, env=lambda: Coordinate(num_agents=3))
+    assert (final / "config.json").is_file()  # one model: saved in final/ itself
+    rows = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    assert {"agent/p0/reward", "agent/p1/reward", "agent/p2/reward"} <= set(rows[0])
+    assert not any(key.startswith("policy/") for key in rows[0])  # one policy: its stats are the step's
+    assert rows[1]["kl"] > 0  # the reference differs from the policy after the first update
+    assert rows[0]["reward/coordinate"] == pytest.approx(rows[0]["sampled_reward"], rel=1e-6)
+
+
+def test_dynamic_sampling_keeps_only_tasks_with_signal(tmp_path: Path) -> None:
+    """In Coordinate every sample j of both agents names j: groups differ, so every task is kept."""
+    config = _small(
+        tmp_path / "run",
+        dynamic_sampling=True,
+        run=RunConfig(output_dir=str(tmp_path / "run"), max_steps=1, progress_bar=False),
+    )
+    magrpo.train(config, env=lambda: Coordinate(num_agents=2))
+    row = json.loads((tmp_path / "run" / "metrics.jsonl").read_text().splitlines()[0])
+    assert row["tasks_kept"] == 1.0
+
+
+@pytest.mark.parametrize(
+    ("changes", "error", "message"),
+    [
+        ({"agent_models": {"p0": "tiny"}}, ValueError, "needs policies='per_agent'"),
+        ({"joint": "cross", "credit": "team"}, ValueError, "use credit='agent'"),
+        ({"group_size": 1}, ValueError, "group_size must be at least 2"),
+        ({"env_kwargs": "[1]"}, ValueError, "JSON object"),
+    ],
+)
+def test_contradicting_settings_are_refused(
+    tmp_path: Path, changes: dict[str, Any], error: type, message: str
+) -> None:
+    with pytest.raises(error, match=message):
+        _small(tmp_path / "run", **changes)
+
+
+def test_an_agent_the_env_lacks_is_named(tmp_path: Path) -> None:
+    config = _small(tmp_path / "run", policies="per_agent", agent_models={"p7": "tiny"})
+    with pytest.raises(ValueError, match=r"agents \['p7'\].*\['p0', 'p1'\]"):
+        magrpo.train(config, env=lambda: Coordinate(num_agents=2))
+
+
+def test_a_single_agent_env_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(TypeError, match="use grpo or ppo"):
+        magrpo.train(_small(tmp_path / "run", env_id="mrlm/Math-v0"))
+
+
+def test_env_kwargs_do_not_go_with_a_factory(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="env factory"):
+        magrpo.train(_small(tmp_path / "run", env_kwargs='{"rounds": 2}'), env=Coordinate)
+
+
+def test_the_variants_are_listed() -> None:
+    assert set(VARIANTS) <= set(ALGORITHMS)
