@@ -19,6 +19,8 @@ ARGS: dict[str, list[str]] = {
     "ppo_tool_use.py": ["--steps", "2", "--prompts-per-step", "2"],
     "ppo_distributed.py": ["--steps", "2"],
     "ppo_math.py": ["--steps", "2", "--sft-steps", "5", "--problems-per-step", "8"],
+    "magrpo_team_envs.py": ["--steps", "1"],
+    "magrpo_comlrl_port.py": ["--steps", "2"],
     "ppo_hybrid.py": ["--warmup-steps", "30", "--samples", "1", "--ppo-steps", "2", "--ppo-prompts", "8"],
 }
 

@@ -96,3 +96,54 @@ def test_the_ppo_stage_runs_with_tiny_budgets(tmp_path: Path, capsys: pytest.Cap
     rows = (out / "ppo" / "metrics.jsonl").read_text().splitlines()
     assert [json.loads(row)["step"] for row in rows] == [1, 2]
     assert "value/loss" in json.loads(rows[0])
+
+
+@pytest.mark.slow
+def test_the_multi_agent_quickstart_runs_with_tiny_budgets(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "team"
+    argv = ["quickstart", "--multi-agent", "--output-dir", str(out), "--team-demonstrations", "4"]
+    argv += [
+        "--team-sft-steps",
+        "3",
+        "--sft-batch-size",
+        "4",
+        "--magrpo-steps",
+        "2",
+        "--prompts-per-step",
+        "2",
+    ]
+    argv += ["--group-size", "2", "--max-new-tokens", "8", "--no-progress-bar"]
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    for row in ("untrained", "after SFT", "after SFT + MAGRPO"):
+        assert row in printed
+    results = json.loads((out / "results.json").read_text())
+    assert set(results["success"]) == {"untrained", "SFT", "MAGRPO"}
+    assert (out / "magrpo_reward.png").read_bytes()[:8] == PNG_MAGIC
+    assert len((out / "demonstrations.jsonl").read_text().splitlines()) == 8  # 4 tasks x 2 agents
+    for agent in ("first", "second"):
+        assert (out / "magrpo" / "final" / agent / "config.json").is_file()
+
+
+def test_every_team_demonstration_earns_the_team_reward(tmp_path: Path) -> None:
+    """The SFT data is right: both agents' demonstrations, replayed in the env, solve the task, and
+    each chat opens with the system prompt a rollout gives that agent."""
+    from mrlm.train.quickstart_team import TEAM_ENV_ID, TEAM_ENV_KWARGS, write_team_demonstrations
+
+    path = write_team_demonstrations(range(20), tmp_path / "demos.jsonl")
+    chats = [json.loads(line)["messages"] for line in path.read_text().splitlines()]
+    env = mrlm.envs.make(TEAM_ENV_ID, kind="parallel", **TEAM_ENV_KWARGS)
+    for seed in range(20):
+        observations, _ = env.reset(seed=seed)
+        first, second = chats[2 * seed], chats[2 * seed + 1]
+        assert first[0]["content"].endswith("You are first.") and second[0]["content"].endswith(
+            "You are second."
+        )
+        assert (first[1]["content"], second[1]["content"]) == (
+            observations["first"]["text"],
+            observations["second"]["text"],
+        )
+        _, rewards, _, _, _ = env.step({"first": first[2]["content"], "second": second[2]["content"]})
+        assert rewards == {"first": 1.0, "second": 1.0}

@@ -113,3 +113,13 @@ def test_env_kwargs_do_not_go_with_a_factory(tmp_path: Path) -> None:
 
 def test_the_variants_are_listed() -> None:
     assert set(VARIANTS) <= set(ALGORITHMS)
+
+
+def test_every_step_metric_is_documented() -> None:
+    import dataclasses
+
+    from mrlm.train.algorithms.multi_agent import StepStats
+
+    text = (Path(__file__).parents[3] / "docs" / "multi_agent.md").read_text()
+    for field in dataclasses.fields(StepStats):
+        assert f"| `{field.name}` |" in text, field.name

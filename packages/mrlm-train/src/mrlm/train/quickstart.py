@@ -100,6 +100,17 @@ class QuickstartConfig:
     """Longest reply, in tokens."""
     progress_bar: bool = True
     """Show a progress line while training."""
+    multi_agent: bool = False
+    """Run the multi-agent quickstart instead: two agents on mrlm/TeamSum-v0, SFT then MAGRPO with one
+    model per agent (see mrlm.train.quickstart_team)."""
+    team_demonstrations: int = 20
+    """Multi-agent: tasks with a demonstration for each agent in the SFT warm-up."""
+    team_sft_steps: int = 200
+    """Multi-agent: SFT optimizer steps."""
+    magrpo_steps: int = 80
+    """Multi-agent: MAGRPO steps."""
+    magrpo_learning_rate: float = 5e-4
+    """Multi-agent: MAGRPO learning rate of each agent's model."""
 
     def __post_init__(self) -> None:
         if not 1 <= self.demonstrations <= len(easy_problems(0)):
@@ -217,39 +228,39 @@ def run_quickstart(config: QuickstartConfig) -> QuickstartResult:
         out / "demonstrations.jsonl",
     )
     seconds["setup"] = time.perf_counter() - clock
-    _say(
+    say(
         f"task: {len(problems)} problems (a + b, a - b with digits 1-9) in {ENV_ID}; "
         f"model: {sum(p.numel() for p in model.parameters()):,} parameters"
     )
 
     # 2. the untrained model
-    success["untrained"], seconds["eval untrained"] = _timed(
+    success["untrained"], seconds["eval untrained"] = timed(
         evaluate, initial, env_kwargs, eval_seeds, config.max_new_tokens
     )
-    _say(f"untrained: {success['untrained']:.1%} of the problems solved")
+    say(f"untrained: {success['untrained']:.1%} of the problems solved")
 
     # 3-4. SFT warm-up
-    _say(f"SFT on {config.demonstrations} demonstrations, {config.sft_steps} steps")
+    say(f"SFT on {config.demonstrations} demonstrations, {config.sft_steps} steps")
     sft_config = sft.SFTConfig(
         data=str(demos),
         max_length=256,
         batch_size=config.sft_batch_size,
         micro_batch_size=config.sft_batch_size,
         model=ModelConfig(name_or_path=str(initial)),
-        run=_run(out / "sft", config.sft_steps, config),
+        run=run_config(out / "sft", config.sft_steps, config),
         optim=OptimConfig(learning_rate=config.sft_learning_rate, warmup_steps=min(10, config.sft_steps - 1)),
     )
-    sft_model, seconds["SFT"] = _timed(sft.train, sft_config)
-    success["SFT"], seconds["eval SFT"] = _timed(
+    sft_model, seconds["SFT"] = timed(sft.train, sft_config)
+    success["SFT"], seconds["eval SFT"] = timed(
         evaluate, sft_model, env_kwargs, eval_seeds, config.max_new_tokens
     )
-    _say(f"after SFT: {success['SFT']:.1%} of the problems solved")
+    say(f"after SFT: {success['SFT']:.1%} of the problems solved")
 
     # 5-6. GRPO or PPO from the environment's reward
     stage = config.algorithm.upper()
     train_rl = _grpo_stage if config.algorithm == "grpo" else _ppo_stage
-    rl_model, seconds[stage] = _timed(train_rl, config, out, env_kwargs, sft_model)
-    success[stage], seconds[f"eval {stage}"] = _timed(
+    rl_model, seconds[stage] = timed(train_rl, config, out, env_kwargs, sft_model)
+    success[stage], seconds[f"eval {stage}"] = timed(
         evaluate, rl_model, env_kwargs, eval_seeds, config.max_new_tokens
     )
     # The reward of every sampled reply: what dynamic sampling trains on is biased towards mixed groups.
@@ -265,12 +276,12 @@ def run_quickstart(config: QuickstartConfig) -> QuickstartResult:
     (out / "results.json").write_text(
         json.dumps({"success": success, "seconds": seconds}, indent=2) + "\n", encoding="utf-8"
     )
-    _say(format_report(result, len(problems)))
+    say(format_report(result, len(problems)))
     return result
 
 
 def _grpo_stage(config: QuickstartConfig, out: Path, env_kwargs: dict[str, Any], sft_model: Path) -> Path:
-    _say(
+    say(
         f"GRPO: {config.grpo_steps} steps of {config.prompts_per_step} problems x {config.group_size} replies"
     )
     grpo_config = grpo.GRPOConfig(
@@ -284,7 +295,7 @@ def _grpo_stage(config: QuickstartConfig, out: Path, env_kwargs: dict[str, Any],
         micro_batch_size=config.group_size * config.prompts_per_step,
         aggregation="token_mean",
         dynamic_sampling=config.dynamic_sampling,
-        run=_run(out / "grpo", config.grpo_steps, config),
+        run=run_config(out / "grpo", config.grpo_steps, config),
         optim=OptimConfig(learning_rate=config.grpo_learning_rate),
     )
     return grpo.train(grpo_config)
@@ -292,7 +303,7 @@ def _grpo_stage(config: QuickstartConfig, out: Path, env_kwargs: dict[str, Any],
 
 def _ppo_stage(config: QuickstartConfig, out: Path, env_kwargs: dict[str, Any], sft_model: Path) -> Path:
     problems = config.prompts_per_step * config.group_size
-    _say(f"PPO: {config.ppo_steps} steps of {problems} problems x 1 reply, with a critic")
+    say(f"PPO: {config.ppo_steps} steps of {problems} problems x 1 reply, with a critic")
     ppo_config = ppo.PPOConfig(
         env_id=ENV_ID,
         env_kwargs=json.dumps(env_kwargs),
@@ -308,7 +319,7 @@ def _ppo_stage(config: QuickstartConfig, out: Path, env_kwargs: dict[str, Any], 
         ppo_epochs=2,
         mini_batch_size=max(1, problems // 2),
         micro_batch_size=problems,
-        run=_run(out / "ppo", config.ppo_steps, config),
+        run=run_config(out / "ppo", config.ppo_steps, config),
         optim=OptimConfig(learning_rate=config.ppo_learning_rate),
     )
     return ppo.train(ppo_config) / ppo.POLICY
@@ -342,7 +353,7 @@ def format_report(result: QuickstartResult, num_problems: int) -> str:
     )
 
 
-def _run(output_dir: Path, steps: int, config: QuickstartConfig) -> RunConfig:
+def run_config(output_dir: Path, steps: int, config: QuickstartConfig) -> RunConfig:
     return RunConfig(
         output_dir=str(output_dir),
         seed=config.seed,
@@ -352,11 +363,11 @@ def _run(output_dir: Path, steps: int, config: QuickstartConfig) -> RunConfig:
     )
 
 
-def _timed(fn: Any, *args: Any) -> tuple[Any, float]:
+def timed(fn: Any, *args: Any) -> tuple[Any, float]:
     clock = time.perf_counter()
     value = fn(*args)
     return value, time.perf_counter() - clock
 
 
-def _say(text: str) -> None:
+def say(text: str) -> None:
     print(text, flush=True)
