@@ -50,7 +50,9 @@ def summary_prompt(item: Mapping[str, Any]) -> str:
 
 
 def expansion_prompt(item: Mapping[str, Any]) -> str:
-    return f"Write a detailed version of this post, two or three times as long as a summary.\n\n{item['prompt']}"
+    return (
+        f"Write a detailed version of this post, two or three times as long as a summary.\n\n{item['prompt']}"
+    )
 
 
 def length_ratio_reward(summaries: list[str], expansions: list[str], batch_items: Any = None) -> list[float]:
@@ -72,7 +74,9 @@ def make_env() -> DatasetTaskEnv:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--steps", type=int, default=30)
     args = parser.parse_args()
     out = Path("runs/magrpo_comlrl_port")

@@ -59,12 +59,16 @@ def run(name: str, steps: int, prompts_per_step: int) -> None:
             for key, value in row.items()
             if key.startswith("agent/") and key.endswith("/reward")
         )
-        print(f"{env_id} step {row['step']}: team reward {row['reward']:.3f} ({agents}), {row['step_s']:.1f}s")
+        print(
+            f"{env_id} step {row['step']}: team reward {row['reward']:.3f} ({agents}), {row['step_s']:.1f}s"
+        )
     print(f"{env_id}: one model per agent in {sorted(p.name for p in final.iterdir())} under {final}\n")
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--env", choices=[*ENVS, "all"], default="all")
     parser.add_argument("--steps", type=int, default=2)
     parser.add_argument("--prompts-per-step", type=int, default=2)
