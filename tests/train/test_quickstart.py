@@ -46,6 +46,8 @@ def test_the_env_scores_every_demonstration_as_correct(tmp_path: Path) -> None:
         ({"demonstrations": 0}, "demonstrations must be in"),
         ({"grpo_steps": 0}, "at least 1"),
         ({"ppo_steps": 0}, "at least 1"),
+        ({"magrpo_steps": 0}, "at least 1"),
+        ({"team_demonstrations": 0}, "at least 1"),
     ],
 )
 def test_bad_budgets_are_refused(overrides: dict[str, int], message: str) -> None:

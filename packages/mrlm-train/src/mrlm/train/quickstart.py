@@ -103,9 +103,9 @@ class QuickstartConfig:
     multi_agent: bool = False
     """Run the multi-agent quickstart instead: two agents on mrlm/TeamSum-v0, SFT then MAGRPO with one
     model per agent (see mrlm.train.quickstart_team)."""
-    team_demonstrations: int = 20
+    team_demonstrations: int = 40
     """Multi-agent: tasks with a demonstration for each agent in the SFT warm-up."""
-    team_sft_steps: int = 200
+    team_sft_steps: int = 50
     """Multi-agent: SFT optimizer steps."""
     magrpo_steps: int = 80
     """Multi-agent: MAGRPO steps."""
@@ -124,6 +124,8 @@ class QuickstartConfig:
             raise ValueError(
                 "sft_steps, sft_batch_size, grpo_steps, ppo_steps and prompts_per_step must be at least 1"
             )
+        if min(self.team_demonstrations, self.team_sft_steps, self.magrpo_steps) < 1:
+            raise ValueError("team_demonstrations, team_sft_steps and magrpo_steps must be at least 1")
 
 
 @dataclass
