@@ -103,11 +103,11 @@ class QuickstartConfig:
     multi_agent: bool = False
     """Run the multi-agent quickstart instead: two agents on mrlm/TeamSum-v0, SFT then MAGRPO with one
     model per agent (see mrlm.train.quickstart_team)."""
-    team_demonstrations: int = 40
+    team_demonstrations: int = 10
     """Multi-agent: tasks with a demonstration for each agent in the SFT warm-up."""
-    team_sft_steps: int = 50
+    team_sft_steps: int = 150
     """Multi-agent: SFT optimizer steps."""
-    magrpo_steps: int = 80
+    magrpo_steps: int = 60
     """Multi-agent: MAGRPO steps."""
     magrpo_learning_rate: float = 5e-4
     """Multi-agent: MAGRPO learning rate of each agent's model."""
