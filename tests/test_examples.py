@@ -21,6 +21,7 @@ ARGS: dict[str, list[str]] = {
     "ppo_math.py": ["--steps", "2", "--sft-steps", "5", "--problems-per-step", "8"],
     "magrpo_team_envs.py": ["--steps", "1"],
     "magrpo_comlrl_port.py": ["--steps", "2"],
+    "magrpo_self_play_debate.py": ["--steps", "1"],
     "ppo_hybrid.py": ["--warmup-steps", "30", "--samples", "1", "--ppo-steps", "2", "--ppo-prompts", "8"],
 }
 
