@@ -67,16 +67,25 @@ def test_a_shared_policy_plays_every_agent_on_an_env_factory_with_a_reference(tm
     assert rows[0]["reward/coordinate"] == pytest.approx(rows[0]["sampled_reward"], rel=1e-6)
 
 
-def test_dynamic_sampling_keeps_only_tasks_with_signal(tmp_path: Path) -> None:
-    """In Coordinate every sample j of both agents names j: groups differ, so every task is kept."""
-    config = _small(
-        tmp_path / "run",
-        dynamic_sampling=True,
-        run=RunConfig(output_dir=str(tmp_path / "run"), max_steps=1, progress_bar=False),
+def test_dynamic_sampling_drops_flat_tasks_and_still_trains(tmp_path: Path) -> None:
+    """A reward that never varies: every task is flat, none is kept, and the step trains on the last
+    round (zero advantages) instead of failing."""
+    from mrlm.envs import DatasetTaskEnv
+
+    def constant(replies: list[str], record: dict[str, Any]) -> float:
+        return 1.0
+
+    def make_env() -> DatasetTaskEnv:
+        return DatasetTaskEnv([{"q": "a"}, {"q": "b"}], formatters=[lambda r: r["q"]] * 2, reward=constant)
+
+    run = RunConfig(output_dir=str(tmp_path / "run"), max_steps=1, progress_bar=False)
+    magrpo.train(
+        _small(tmp_path / "run", dynamic_sampling=True, max_sampling_rounds=2, run=run), env=make_env
     )
-    magrpo.train(config, env=lambda: Coordinate(num_agents=2))
     row = json.loads((tmp_path / "run" / "metrics.jsonl").read_text().splitlines()[0])
-    assert row["tasks_kept"] == 1.0
+    assert row["tasks_kept"] == 0.0
+    assert row["sampled_reward"] == row["reward"] == 1.0
+    assert row["loss"] == 0.0
 
 
 @pytest.mark.parametrize(
@@ -123,3 +132,17 @@ def test_every_step_metric_is_documented() -> None:
     text = (Path(__file__).parents[3] / "docs" / "multi_agent.md").read_text()
     for field in dataclasses.fields(StepStats):
         assert f"| `{field.name}` |" in text, field.name
+
+
+def test_turn_grouping_trains_on_a_two_round_game(tmp_path: Path) -> None:
+    """AT-GRPO on a two-round game: each row's two replies get their own turns' advantages."""
+    config = _small(tmp_path / "run", group_by="agent_turn", credit="agent", max_turns=2)
+    magrpo.train(config, env=lambda: Coordinate(num_agents=2, rounds=2))
+    row = json.loads((tmp_path / "run" / "metrics.jsonl").read_text().splitlines()[0])
+    assert "success/turn2" in row  # both rounds were played and trained
+    assert row["tokens"] > 0 and row["grad_norm"] > 0
+
+
+def test_turn_grouping_needs_aligned_episodes(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="needs joint='align'"):
+        _small(tmp_path / "run", group_by="agent_turn", joint="cross", credit="agent")

@@ -12,7 +12,7 @@ from mrlm.train.algorithms import magrpo, mareinforce, maremax, marloo
 from mrlm.train.algorithms.multi_agent import credited_rewards
 from mrlm.train.generation import SamplingParams
 from mrlm.train.ops.advantages import group_relative_advantages
-from mrlm.train.ops.credit import grouped_advantages, team_rewards
+from mrlm.train.ops.credit import grouped_advantages, team_rewards, token_advantages, turn_advantages
 from mrlm.train.rollout import RolloutEngine, Trajectory
 from tests.train.rollout.scripted_multi import Coordinate, DigitGenerator
 
@@ -131,3 +131,29 @@ def test_magrpo_with_group_scaling_is_grpo() -> None:
 def test_bad_scale_is_refused() -> None:
     with pytest.raises(ValueError, match="scale"):
         grouped_advantages(torch.ones(2), torch.zeros(2), magrpo.advantages, scale="std")  # type: ignore[arg-type]
+
+
+def test_turn_advantages_compare_each_turn_within_its_group_by_hand() -> None:
+    """Two rows of group 0 with two turns, one of them with three; a lone row of group 1."""
+    turn_rewards = [[1.0, 0.0], [0.0, 1.0, 5.0], [2.0]]
+    advantages = turn_advantages(turn_rewards, [0, 0, 1], magrpo.advantages, scale="none")
+    # turn 1 of group 0: rewards (1, 0), mean 0.5; turn 2: (0, 1), mean 0.5; turn 3 only in row 1: 0.
+    assert advantages == [[0.5, -0.5], [-0.5, 0.5, 0.0], [0.0]]
+
+
+def test_token_advantages_put_each_turn_on_its_reply() -> None:
+    out = token_advantages([[0.5, -1.0], [2.0]], [[(1, 3), (5, 6)], [(0, 2)]], width=7)
+    expected = torch.tensor([[0, 0.5, 0.5, 0, 0, -1.0, 0], [2.0, 2.0, 0, 0, 0, 0, 0]])
+    torch.testing.assert_close(out, expected)
+    with pytest.raises(ValueError, match="turn values"):
+        token_advantages([[1.0]], [[(0, 1), (2, 3)]], width=4)
+
+
+def test_team_credit_per_turn_is_the_episode_mean_of_that_turn(tokenizer: Any) -> None:
+    from mrlm.train.algorithms.multi_agent import credited_turn_rewards
+
+    rows = _rows(tokenizer, "align")
+    rows[0].turn_rewards = [3.0]  # p0's row of episode e; p1's row of the same episode earns 1.0
+    partner = next(row for row in rows if row.agent == "p1" and row.episode == rows[0].episode)
+    assert credited_turn_rewards(rows, "team")[0] == [pytest.approx((3.0 + partner.turn_rewards[0]) / 2)]
+    assert credited_turn_rewards(rows, "agent")[0] == [3.0]

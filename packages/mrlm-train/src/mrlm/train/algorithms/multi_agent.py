@@ -19,7 +19,10 @@ are this step with a different baseline. One step:
        A_i = (r_i - b_i) / (std_group(r) + eps)      (advantage_scaling="group")
 
    MAGRPO ``b = mean(r)``, MAREINFORCE ``b = 0``, MARLOO ``b_i = mean_{j != i} r_j``, MAReMax
-   ``b = max(r)`` (:func:`~mrlm.train.ops.credit.grouped_advantages`);
+   ``b = max(r)`` (:func:`~mrlm.train.ops.credit.grouped_advantages`). With
+   ``group_by="agent_turn"`` (AT-GRPO) the same per turn: the ``k``-th reply of each row against
+   the ``k``-th replies of its group, on the rewards of that turn, each reply's tokens getting its
+   turn's advantage (:func:`~mrlm.train.ops.credit.turn_advantages`);
 4. **update**: every policy on its own agents' rows, with GRPO's loss (the clipped ratio
    ``pi/pi_old`` per token, optional k3 KL to the policy's frozen initial weights,
    :func:`~mrlm.train.algorithms.grpo.grpo_loss`), ``num_iterations`` passes over the batch; each
@@ -62,7 +65,14 @@ from mrlm.train.generation.logprobs import token_logprobs
 from mrlm.train.loop import DistributedConfig, OptimConfig, RunConfig, TrainingSession
 from mrlm.train.loop.output_dir import check_output_dir
 from mrlm.train.ops.advantages import StdScaling
-from mrlm.train.ops.credit import Credit, Estimator, grouped_advantages, team_rewards
+from mrlm.train.ops.credit import (
+    Credit,
+    Estimator,
+    grouped_advantages,
+    team_rewards,
+    token_advantages,
+    turn_advantages,
+)
 from mrlm.train.policy import ModelConfig, load_policy
 from mrlm.train.rollout import Policy, RolloutEngine, Trajectory
 from mrlm.train.rollout.batch import RolloutBatch, collate, reward_tensor
@@ -103,6 +113,9 @@ class MultiAgentConfig:
     """Train each row on the team's reward (mean over the episode's agents) or its agent's own."""
     advantage_scaling: StdScaling = "group"
     """Divide advantages by the std of the group's rewards, of the batch's, or not at all."""
+    group_by: Literal["agent", "agent_turn"] = "agent"
+    """Compare each agent's whole episodes ("agent"), or each turn with the same turn of the agent's
+    other samples, on the reward of that turn ("agent_turn", AT-GRPO; multi-turn envs, joint align)."""
     max_new_tokens: int = 64
     """Longest reply, in tokens."""
     temperature: float = 1.0
@@ -160,6 +173,10 @@ class MultiAgentConfig:
             raise ValueError(
                 "joint='cross' credits each sample with its own agent's rewards over the joint actions it "
                 "is part of; use credit='agent' (the same thing in an env that pays every agent the team's reward)"
+            )
+        if self.group_by == "agent_turn" and self.joint != "align":
+            raise ValueError(
+                "group_by='agent_turn' compares the turns of aligned episodes: it needs joint='align'"
             )
         parse_env_kwargs(self.env_kwargs)
 
@@ -327,6 +344,28 @@ def credited_rewards(rows: Sequence[Trajectory], credit: Credit) -> torch.Tensor
     return team_rewards(rewards, torch.tensor(episodes))
 
 
+def credited_turn_rewards(rows: Sequence[Trajectory], credit: Credit) -> list[list[float]]:
+    """The reward of each reply of each row: its agent's own, or the mean over the joint episode's
+    agents of their rewards for the same turn (``credit="team"``)."""
+    own = [list(row.turn_rewards) for row in rows]
+    if credit == "agent":
+        return own
+    flat = [reward for rewards in own for reward in rewards]
+    keys = [
+        (row.episode if row.episode is not None else -1 - i, k)
+        for i, (row, rewards) in enumerate(zip(rows, own, strict=True))
+        for k in range(len(rewards))
+    ]
+    ids = {key: n for n, key in enumerate(dict.fromkeys(keys))}
+    team = team_rewards(torch.tensor(flat), torch.tensor([ids[key] for key in keys])).tolist()
+    out: list[list[float]] = []
+    start = 0
+    for rewards in own:
+        out.append(team[start : start + len(rewards)])
+        start += len(rewards)
+    return out
+
+
 def collect_rows(
     engine: RolloutEngine, seeds: TaskSeeds, config: MultiAgentConfig
 ) -> tuple[list[Trajectory], float, float, float]:
@@ -384,9 +423,19 @@ def train_step(
     rewards = credited_rewards(rows, config.credit)
     session.check_finite(rewards, "rewards (as returned by the env)")
 
-    # 3. advantages, within each agent's group
+    # 3. advantages, within each agent's group (or each agent's turn)
     groups = torch.tensor([row.group for row in rows])
     advantages = grouped_advantages(rewards, groups, estimator, scale=config.advantage_scaling)
+    per_turn = (
+        turn_advantages(
+            credited_turn_rewards(rows, config.credit),
+            [row.group for row in rows],
+            estimator,
+            scale=config.advantage_scaling,
+        )
+        if config.group_by == "agent_turn"
+        else None
+    )
 
     # 4. update: every policy on its own rows, one optimizer step for all
     parts: dict[str, Part] = {}
@@ -398,8 +447,13 @@ def train_step(
                 "in every episode"
             )
         batch = collate([rows[i] for i in own], tokenizers[name].pad_token_id, device=session.device)
+        own_advantages = (
+            advantages[own]
+            if per_turn is None
+            else token_advantages([per_turn[i] for i in own], batch.turn_spans, int(batch.mask.shape[1]))
+        )
         parts[name] = Part(
-            batch, policy_loss(session, name, batch, advantages[own].to(session.device), config)
+            batch, policy_loss(session, name, batch, own_advantages.to(session.device), config)
         )
     result = update_parts(
         session, parts, micro_batch_size=config.micro_batch_size, num_iterations=config.num_iterations

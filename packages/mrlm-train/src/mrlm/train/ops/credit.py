@@ -7,7 +7,7 @@ reward of a row; :func:`grouped_advantages` then compares each row with the othe
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Literal
 
 import torch
@@ -96,3 +96,63 @@ def grouped_advantages(
     if scale == "batch" and rewards.numel() > 1:
         advantages = advantages / (rewards.std() + eps)
     return advantages
+
+
+def turn_advantages(
+    turn_rewards: Sequence[Sequence[float]],
+    groups: Sequence[int],
+    estimator: Estimator,
+    *,
+    scale: StdScaling = "group",
+    eps: float = 1e-4,
+) -> list[list[float]]:
+    """Advantages per turn, grouped by agent and turn (AT-GRPO, as in PettingLLMs).
+
+    Turn ``k`` of a row is compared only with turn ``k`` of the other rows of its group (the same
+    agent's samples of the same task), through :func:`grouped_advantages`::
+
+        A_{i,k} = (r_{i,k} - b_{i,k}) / (std_k(r) + eps)
+
+    where ``r_{i,k}`` is the reward of row ``i``'s ``k``-th reply and the baseline and std are over
+    the group's rows that have a ``k``-th reply. A turn no other row of the group reached gets 0.
+
+    Args:
+        turn_rewards: each row's reward of each of its replies.
+        groups: each row's group id.
+
+    Returns:
+        Each row's advantage of each of its replies.
+    """
+    if len(turn_rewards) != len(groups):
+        raise ValueError(f"{len(turn_rewards)} rows of turn rewards but {len(groups)} group ids")
+    flat = [reward for rewards in turn_rewards for reward in rewards]
+    keys = [
+        (group, k) for rewards, group in zip(turn_rewards, groups, strict=True) for k in range(len(rewards))
+    ]
+    ids = {key: i for i, key in enumerate(dict.fromkeys(keys))}
+    advantages = grouped_advantages(
+        torch.tensor(flat, dtype=torch.float32),
+        torch.tensor([ids[key] for key in keys], dtype=torch.long),
+        estimator,
+        scale=scale,
+        eps=eps,
+    ).tolist()
+    out: list[list[float]] = []
+    start = 0
+    for rewards in turn_rewards:
+        out.append(advantages[start : start + len(rewards)])
+        start += len(rewards)
+    return out
+
+
+def token_advantages(
+    turn_values: Sequence[Sequence[float]], turn_spans: Sequence[Sequence[tuple[int, int]]], width: int
+) -> torch.Tensor:
+    """``[B, width]``: each turn's value on the tokens of that turn's reply (``[start, end)``), 0 elsewhere."""
+    out = torch.zeros(len(turn_values), width)
+    for row, (values, spans) in enumerate(zip(turn_values, turn_spans, strict=True)):
+        if len(values) != len(spans):
+            raise ValueError(f"row {row} has {len(values)} turn values but {len(spans)} reply spans")
+        for value, (start, end) in zip(values, spans, strict=True):
+            out[row, start:end] = value
+    return out
