@@ -83,7 +83,7 @@ def test_dynamic_sampling_drops_flat_tasks_and_still_trains(tmp_path: Path) -> N
         _small(tmp_path / "run", dynamic_sampling=True, max_sampling_rounds=2, run=run), env=make_env
     )
     row = json.loads((tmp_path / "run" / "metrics.jsonl").read_text().splitlines()[0])
-    assert row["tasks_kept"] == 0.0
+    assert row["groups_kept"] == 0.0
     assert row["sampled_reward"] == row["reward"] == 1.0
     assert row["loss"] == 0.0
 
@@ -146,3 +146,34 @@ def test_turn_grouping_trains_on_a_two_round_game(tmp_path: Path) -> None:
 def test_turn_grouping_needs_aligned_episodes(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="needs joint='align'"):
         _small(tmp_path / "run", group_by="agent_turn", joint="cross", credit="agent")
+
+
+def test_dynamic_sampling_drops_flat_groups_per_agent(tokenizer: Any, tmp_path: Path) -> None:
+    """p0's samples differ in reward, p1's never do: p0 keeps its groups with signal; p1, having
+    none, trains on its last rollout's groups (zero advantages) so that its policy still has rows."""
+    from mrlm.envs import Outcome
+    from mrlm.train.algorithms.multi_agent import collect_rows
+    from mrlm.train.algorithms.onpolicy import TaskSeeds
+    from mrlm.train.generation import SamplingParams
+    from mrlm.train.rollout import RolloutEngine
+    from tests.train.rollout.scripted_multi import DigitGenerator
+
+    class Lopsided(Coordinate):
+        def _act(self, actions: Any) -> Outcome:
+            outcome = super()._act(actions)
+            digit = int(actions["p0"].strip()[0])
+            return Outcome(rewards={"p0": 0.1 * digit, "p1": 1.0}, done=outcome.done, infos=outcome.infos)
+
+    config = _small(
+        tmp_path / "run", credit="agent", dynamic_sampling=True, max_sampling_rounds=3, group_size=3
+    )
+    engine = RolloutEngine(Lopsided, DigitGenerator(tokenizer), tokenizer, SamplingParams(max_new_tokens=4))
+    with engine:
+        collected = collect_rows(engine, TaskSeeds(0, 0, 1), config)
+    agents = [row.agent for row in collected.rows]
+    # Round 1 keeps p0's two groups; p1 never gets one, so rounds 2 and 3 sample 2 tasks each and
+    # p1 trains on its two groups of round 3.
+    assert agents == ["p0"] * 6 + ["p1"] * 6
+    assert [row.seed for row in collected.rows[6:]] == [4, 4, 4, 5, 5, 5]
+    assert collected.groups_kept == pytest.approx(2 / 12)  # 3 rollouts x 2 tasks x 2 agents sampled
+    assert collected.rewards.tolist() == pytest.approx([0.0, 0.1, 0.2] * 2 + [1.0] * 6)

@@ -12,7 +12,7 @@ are this step with a different baseline. One step:
 2. **credit**: a row's reward ``r`` is what the env paid its agent over the episode
    (``credit="agent"``: competitive or mixed games), or the team's, the mean over the episode's
    agents (``credit="team"``: cooperation; see :func:`~mrlm.train.ops.credit.team_rewards`); with
-   ``dynamic_sampling``, tasks whose groups all have equal rewards are replaced (DAPO);
+   ``dynamic_sampling``, groups whose rewards are all equal are dropped and more tasks sampled (DAPO);
 3. **advantages**: within each group (one agent's ``G`` rows of one task), with the variant's
    baseline ``b``::
 
@@ -142,7 +142,7 @@ class MultiAgentConfig:
     micro_batch_size: int = 8
     """Rows of one policy per forward/backward pass."""
     dynamic_sampling: bool = False
-    """Replace tasks whose groups all have equal rewards (they teach nothing) by new ones (DAPO)."""
+    """Drop groups whose rewards are all equal (they teach nothing) and sample more tasks (DAPO)."""
     max_sampling_rounds: int = 4
     """With dynamic_sampling: rollout rounds per step before training on what there is."""
 
@@ -188,7 +188,7 @@ class StepStats:
     reward: float
     """Mean credited reward of the rows trained on."""
     sampled_reward: float
-    """Mean credited reward of every row sampled this step, including tasks dynamic sampling dropped."""
+    """Mean credited reward of every row sampled this step, including groups dynamic sampling dropped."""
     episode_success: float
     """Share of the sampled joint episodes in which every agent's total reward is positive."""
     loss: float
@@ -197,8 +197,8 @@ class StepStats:
     clip_fraction: float
     approx_kl: float
     """Mean k3 estimate of KL(sampling policy || updated policy)."""
-    tasks_kept: float
-    """Share of sampled tasks trained on (below 1 only with dynamic sampling)."""
+    groups_kept: float
+    """Share of sampled groups trained on (below 1 only with dynamic sampling)."""
     grad_norm: float
     """Gradient norm of the first policy before clipping (``grad_norm/<name>`` for the others)."""
     lr: float
@@ -366,44 +366,74 @@ def credited_turn_rewards(rows: Sequence[Trajectory], credit: Credit) -> list[li
     return out
 
 
-def collect_rows(
-    engine: RolloutEngine, seeds: TaskSeeds, config: MultiAgentConfig
-) -> tuple[list[Trajectory], float, float, float]:
-    """Rollout and scoring: ``prompts_per_step`` tasks, with dynamic sampling when enabled.
+@dataclass
+class Collected:
+    """What one step's rollout gives the update: rows (group-contiguous) with their credit."""
 
-    Returns the rows (grouped by task), the share of sampled tasks kept, the mean credited reward of
-    every sampled row, and the share of sampled joint episodes every agent of which earned a
-    positive reward.
+    rows: list[Trajectory]
+    rewards: torch.Tensor
+    """``[B]`` each row's credited reward."""
+    turn_rewards: list[list[float]]
+    """Each row's credited reward of each reply."""
+    groups_kept: float
+    """Share of the sampled groups kept (below 1 only with dynamic sampling)."""
+    sampled_reward: float
+    """Mean credited reward of every sampled row."""
+    episode_success: float
+    """Share of the sampled joint episodes every agent of which earned a positive reward."""
+
+
+def collect_rows(engine: RolloutEngine, seeds: TaskSeeds, config: MultiAgentConfig) -> Collected:
+    """Rollout and credit: ``prompts_per_step`` tasks; with dynamic sampling, groups whose credited
+    rewards are all equal are dropped and more tasks sampled until every agent has
+    ``prompts_per_step`` groups with signal (or ``max_sampling_rounds`` rollouts were made).
+
+    Credit is computed on each rollout as a whole, before any group is dropped, so a row keeps the
+    team's reward of its episode whichever of its partners' groups are kept. An agent left without
+    any group trains on its groups of the last rollout (zero advantages), so every policy has rows.
     """
-    kept: list[Trajectory] = []
-    kept_tasks = sampled_tasks = 0
-    reward_sum = 0.0
-    row_count = 0
+    kept: list[int] = []  # indices into every sampled row
+    every: list[Trajectory] = []
+    credits: list[float] = []
+    turn_credits: list[list[float]] = []
+    per_agent: dict[str | None, int] = {}
+    sampled_groups = 0
     episodes: dict[int, bool] = {}
-    rows: list[Trajectory] = []
+    last: list[int] = []
     for _ in range(config.max_sampling_rounds if config.dynamic_sampling else 1):
-        rows = engine.collect(seeds.take(config.prompts_per_step - kept_tasks), config.group_size)
-        credit = credited_rewards(rows, config.credit)
-        reward_sum += float(credit.sum())
+        needed = config.prompts_per_step - min(per_agent.values(), default=0)
+        rows = engine.collect(seeds.take(needed), config.group_size)
+        offset = len(every)
+        every += rows
+        credits += credited_rewards(rows, config.credit).tolist()
+        turn_credits += credited_turn_rewards(rows, config.credit)
         for i, row in enumerate(rows):
-            episode = row.episode if row.episode is not None else -1 - i - row_count
+            episode = row.episode if row.episode is not None else -1 - offset - i
             episodes[episode] = episodes.get(episode, True) and row.total_reward > 0
-        row_count += len(rows)
-        start = 0
-        for _, task in itertools.groupby(rows, key=lambda row: row.seed):
-            size = len(list(task))
-            sampled_tasks += 1
-            task_credit = credit[start : start + size]
-            if not config.dynamic_sampling or float(task_credit.max() - task_credit.min()) > 1e-6:
-                kept.extend(rows[start : start + size])
-                kept_tasks += 1
-            start += size
-        if kept_tasks >= config.prompts_per_step:
+        last = list(range(offset, len(every)))
+        for _, members in itertools.groupby(last, key=lambda i: every[i].group):
+            group = list(members)
+            agent = every[group[0]].agent
+            per_agent.setdefault(agent, 0)
+            sampled_groups += 1
+            values = [credits[i] for i in group]
+            useful = max(values) - min(values) > 1e-6
+            if not config.dynamic_sampling or (useful and per_agent[agent] < config.prompts_per_step):
+                kept += group
+                per_agent[agent] += 1
+        if min(per_agent.values(), default=0) >= config.prompts_per_step:
             break
-    if not kept:  # every task was flat: train on the last round (zero advantages)
-        kept = rows
-    success = sum(episodes.values()) / max(len(episodes), 1)
-    return kept, kept_tasks / max(sampled_tasks, 1), reward_sum / max(row_count, 1), success
+    kept_groups = sum(per_agent.values())
+    lacking = {agent for agent, count in per_agent.items() if count == 0}
+    kept += [i for i in last if every[i].agent in lacking]
+    return Collected(
+        rows=[every[i] for i in kept],
+        rewards=torch.tensor([credits[i] for i in kept], dtype=torch.float32),
+        turn_rewards=[turn_credits[i] for i in kept],
+        groups_kept=kept_groups / max(sampled_groups, 1),
+        sampled_reward=sum(credits) / max(len(credits), 1),
+        episode_success=sum(episodes.values()) / max(len(episodes), 1),
+    )
 
 
 def train_step(
@@ -418,9 +448,9 @@ def train_step(
     started = time.perf_counter()
     # 1-2. rollout and credit
     with generation(session):
-        rows, kept_share, sampled_reward, success = collect_rows(engine, seeds, config)
+        collected = collect_rows(engine, seeds, config)
     rollout_s = time.perf_counter() - started
-    rewards = credited_rewards(rows, config.credit)
+    rows, rewards = collected.rows, collected.rewards
     session.check_finite(rewards, "rewards (as returned by the env)")
 
     # 3. advantages, within each agent's group (or each agent's turn)
@@ -428,7 +458,7 @@ def train_step(
     advantages = grouped_advantages(rewards, groups, estimator, scale=config.advantage_scaling)
     per_turn = (
         turn_advantages(
-            credited_turn_rewards(rows, config.credit),
+            collected.turn_rewards,
             [row.group for row in rows],
             estimator,
             scale=config.advantage_scaling,
@@ -468,13 +498,13 @@ def train_step(
     tokens = sum(part.normalisers.global_tokens for part in result.parts.values())
     stats = StepStats(
         reward=session.all_reduce_mean(float(rewards.mean())),
-        sampled_reward=session.all_reduce_mean(sampled_reward),
-        episode_success=session.all_reduce_mean(success),
+        sampled_reward=session.all_reduce_mean(collected.sampled_reward),
+        episode_success=session.all_reduce_mean(collected.episode_success),
         loss=result.loss,
         kl=result.extras["kl"],
         clip_fraction=result.extras["clip_fraction"],
         approx_kl=result.extras["approx_kl"],
-        tasks_kept=session.all_reduce_mean(kept_share),
+        groups_kept=session.all_reduce_mean(collected.groups_kept),
         grad_norm=result.grad_norm,
         lr=result.lr,
         tokens=tokens,
