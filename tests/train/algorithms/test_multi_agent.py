@@ -4,6 +4,7 @@ line, saves every agent's model, logs per agent and per policy, and refuses bad 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -177,3 +178,23 @@ def test_dynamic_sampling_drops_flat_groups_per_agent(tokenizer: Any, tmp_path: 
     assert [row.seed for row in collected.rows[6:]] == [4, 4, 4, 5, 5, 5]
     assert collected.groups_kept == pytest.approx(2 / 12)  # 3 rollouts x 2 tasks x 2 agents sampled
     assert collected.rewards.tolist() == pytest.approx([0.0, 0.1, 0.2] * 2 + [1.0] * 6)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--env-id", "mrlm/Math-v0"], "SingleAgentEnvError: MathEnv has no agents.*use grpo or ppo"),
+        (
+            ["--policies", "per_agent", "--agent-models", "third", "tiny"],
+            r"agents \['third'\] .* \['first', 'second'\]",
+        ),
+    ],
+)
+def test_the_cli_names_settings_that_do_not_fit_the_env_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    status = main(["magrpo", "--run.output-dir", str(tmp_path / "run"), *argv])
+    err = capsys.readouterr().err.strip()
+    assert status == 1
+    assert len(err.splitlines()) == 1 and err.startswith("mrlm-train magrpo: ")
+    assert re.search(message, err), err

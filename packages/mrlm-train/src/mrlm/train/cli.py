@@ -8,6 +8,7 @@ from typing import Annotated, Any, NoReturn, Union
 import tyro
 
 from mrlm.envs.registry import EnvArgumentError, UnknownEnvError
+from mrlm.train.algorithms.multi_agent import MultiAgentSetupError
 from mrlm.train.commands import COMMANDS
 from mrlm.train.config_io import ConfigError, load_config
 from mrlm.train.generation.memory import GenerationMemoryError
@@ -20,7 +21,7 @@ PROG = "mrlm-train"
 #: Errors a run stops on whose message says what went wrong and where (a NaN loss and the last good
 #: checkpoint, a checkpoint that fails verification, an unknown env id, a model path that holds no
 #: model, an output directory that is a file, a max_new_tokens too large to allocate, a reward that
-#: is no number, contradicting settings); anything else is a bug and keeps its traceback.
+#: is no number, contradicting settings, an agent the env lacks); anything else is a bug and keeps its traceback.
 RUN_ERRORS: tuple[type[BaseException], ...] = (
     NonFiniteError,
     CheckpointError,
@@ -34,6 +35,7 @@ RUN_ERRORS: tuple[type[BaseException], ...] = (
     GenerationMemoryError,
     EnvOutputError,
     RewardOverflowError,
+    MultiAgentSetupError,
 )
 DESCRIPTION = "Train LLM agents with reinforcement learning on MRLM environments."
 

@@ -58,9 +58,11 @@ from mrlm.train.algorithms.onpolicy import (
     TaskSeeds,
     parse_env_kwargs,
     rollout_metrics,
+    run_sampling,
+    run_task_seeds,
     update_parts,
 )
-from mrlm.train.generation import HFGenerator, SamplingParams
+from mrlm.train.generation import HFGenerator
 from mrlm.train.generation.logprobs import token_logprobs
 from mrlm.train.loop import DistributedConfig, OptimConfig, RunConfig, TrainingSession
 from mrlm.train.loop.output_dir import check_output_dir
@@ -69,6 +71,7 @@ from mrlm.train.ops.credit import (
     Credit,
     Estimator,
     grouped_advantages,
+    split_like,
     team_rewards,
     token_advantages,
     turn_advantages,
@@ -84,6 +87,15 @@ SHARED = "policy"
 REFERENCE_PREFIX = "reference_"
 
 Sharing = Literal["shared", "per_agent"]
+
+
+class MultiAgentSetupError(ValueError):
+    """Settings that do not fit the env: an agent it does not have, env_kwargs with a factory, an
+    agent that never acts."""
+
+
+class SingleAgentEnvError(MultiAgentSetupError, TypeError):
+    """The env has no agents (a Gymnasium env): train it with GRPO or PPO."""
 
 
 @dataclass
@@ -221,7 +233,7 @@ def train(config: MultiAgentConfig, estimator: Estimator, *, env: EnvFactory | N
     """
     check_output_dir(config.run.output_dir)  # before the models load, which may take minutes
     if env is not None and parse_env_kwargs(config.env_kwargs):
-        raise ValueError("env_kwargs go with env_id; an env factory takes none")
+        raise MultiAgentSetupError("env_kwargs go with env_id; an env factory takes none")
     make_env = (
         env
         if env is not None
@@ -241,7 +253,7 @@ def train(config: MultiAgentConfig, estimator: Estimator, *, env: EnvFactory | N
         config=dataclasses.asdict(config),
     ) as session:
         engine = rollout_engine(config, session, tokenizers, make_env)
-        seeds = TaskSeeds(base=config.run.seed * 1_000_000, rank=session.rank, world_size=session.world_size)
+        seeds = run_task_seeds(config, session)
         state = session.restore()
         if state:
             seeds.cursor = int(state["seed_cursor"])
@@ -259,14 +271,14 @@ def env_agents(make_env: EnvFactory) -> list[str]:
     """The agents of the env ``make_env`` builds (``possible_agents``), from one env built and closed.
 
     Raises:
-        TypeError: a single-agent env (train it with GRPO or PPO).
+        SingleAgentEnvError: a single-agent env (train it with GRPO or PPO).
     """
     env = make_env()
     try:
         agents = getattr(env, "possible_agents", None)
         if not agents:
-            raise TypeError(
-                f"{type(env).__name__} has no agents: the multi-agent trainers need a PettingZoo env "
+            raise SingleAgentEnvError(
+                f"{type(getattr(env, 'unwrapped', env)).__name__} has no agents: the multi-agent trainers need a PettingZoo env "
                 "(use grpo or ppo for a single-agent env)"
             )
         return [str(agent) for agent in agents]
@@ -279,14 +291,14 @@ def load_policies(config: MultiAgentConfig, agents: Sequence[str]) -> tuple[dict
     else one per agent (``agent_models`` or ``model``).
 
     Raises:
-        ValueError: ``agent_models`` names an agent the env does not have.
+        MultiAgentSetupError: ``agent_models`` names an agent the env does not have.
     """
     if config.policies == "shared":
         model, tokenizer = load_policy(config.model)
         return {SHARED: model}, {SHARED: tokenizer}
     unknown = sorted(set(config.agent_models) - set(agents))
     if unknown:
-        raise ValueError(
+        raise MultiAgentSetupError(
             f"agent_models names agents {unknown} that the env does not have; its agents are {list(agents)}"
         )
     models: dict[str, Any] = {}
@@ -302,13 +314,7 @@ def rollout_engine(
 ) -> RolloutEngine:
     """The engine playing every agent with its policy's model as the session holds it; sampling
     seeded per process, reproducible from ``run.seed``."""
-    sampling = SamplingParams(
-        max_new_tokens=config.max_new_tokens,
-        temperature=config.temperature,
-        top_p=config.top_p,
-        ignore_stop=config.ignore_stop,
-        seed=config.run.seed * 1_000_003 + session.rank,
-    )
+    sampling = run_sampling(config, session)
     policies = {
         name: Policy(HFGenerator(session.unwrapped(name), tokenizer), tokenizer)
         for name, tokenizer in tokenizers.items()
@@ -358,12 +364,7 @@ def credited_turn_rewards(rows: Sequence[Trajectory], credit: Credit) -> list[li
     ]
     ids = {key: n for n, key in enumerate(dict.fromkeys(keys))}
     team = team_rewards(torch.tensor(flat), torch.tensor([ids[key] for key in keys])).tolist()
-    out: list[list[float]] = []
-    start = 0
-    for rewards in own:
-        out.append(team[start : start + len(rewards)])
-        start += len(rewards)
-    return out
+    return split_like(team, own)
 
 
 @dataclass
@@ -472,7 +473,7 @@ def train_step(
     for name in session.model_names:
         own = [i for i, row in enumerate(rows) if row.policy == name]
         if not own:
-            raise ValueError(
+            raise MultiAgentSetupError(
                 f"policy {name!r} played no row this step on process {session.rank}: every agent must act "
                 "in every episode"
             )

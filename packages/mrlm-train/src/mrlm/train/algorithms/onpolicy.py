@@ -416,18 +416,39 @@ def parse_env_kwargs(text: str) -> dict[str, Any]:
     return kwargs
 
 
-class RolloutSettings(Protocol):
+class SamplingSettings(Protocol):
+    """The fields of an on-policy config that say how replies are sampled."""
+
+    max_new_tokens: int
+    temperature: float
+    top_p: float
+    ignore_stop: bool
+    run: RunConfig
+
+
+class RolloutSettings(SamplingSettings, Protocol):
     """The fields of an on-policy config that say what and how to roll out."""
 
     env_id: str
     env_kwargs: str
     env_mixture: str
-    max_new_tokens: int
-    temperature: float
-    top_p: float
-    ignore_stop: bool
     max_turns: int
-    run: RunConfig
+
+
+def run_sampling(config: SamplingSettings, session: TrainingSession) -> SamplingParams:
+    """The run's sampling parameters, seeded per process and reproducible from ``config.run.seed``."""
+    return SamplingParams(
+        max_new_tokens=config.max_new_tokens,
+        temperature=config.temperature,
+        top_p=config.top_p,
+        ignore_stop=config.ignore_stop,
+        seed=config.run.seed * 1_000_003 + session.rank,
+    )
+
+
+def run_task_seeds(config: SamplingSettings, session: TrainingSession) -> TaskSeeds:
+    """The run's task seeds: distinct per process, reproducible from ``config.run.seed``."""
+    return TaskSeeds(base=config.run.seed * 1_000_000, rank=session.rank, world_size=session.world_size)
 
 
 def rollout_for(
@@ -435,13 +456,7 @@ def rollout_for(
 ) -> tuple[Engine, TaskSeeds]:
     """The rollout engine and task seeds of a run: sampling seeded per process, tasks distinct per
     process, both reproducible from ``config.run.seed``."""
-    sampling = SamplingParams(
-        max_new_tokens=config.max_new_tokens,
-        temperature=config.temperature,
-        top_p=config.top_p,
-        ignore_stop=config.ignore_stop,
-        seed=config.run.seed * 1_000_003 + session.rank,
-    )
+    sampling = run_sampling(config, session)
     engine = rollout_engine(
         config.env_id,
         parse_env_kwargs(config.env_kwargs),
@@ -452,8 +467,7 @@ def rollout_for(
         max_turns=config.max_turns,
         seed=config.run.seed,
     )
-    seeds = TaskSeeds(base=config.run.seed * 1_000_000, rank=session.rank, world_size=session.world_size)
-    return engine, seeds
+    return engine, run_task_seeds(config, session)
 
 
 def rollout_engine(

@@ -20,7 +20,7 @@ from mrlm.train.algorithms.ppo import PPOConfig
 from mrlm.train.algorithms.sft import SFTConfig
 from mrlm.train.commands.grpo import run_grpo
 from mrlm.train.commands.info import InfoArgs, run_info
-from mrlm.train.commands.multi_agent import run_magrpo, run_mareinforce, run_maremax, run_marloo
+from mrlm.train.commands.multi_agent import run_multi_agent
 from mrlm.train.commands.plot import PlotArgs, run_plot
 from mrlm.train.commands.ppo import run_ppo
 from mrlm.train.commands.quickstart import run_quickstart_command
@@ -46,10 +46,10 @@ COMMANDS: tuple[Command[Any], ...] = (
     Command("sft", SFTConfig, run_sft),
     Command("grpo", GRPOConfig, run_grpo),
     Command("ppo", PPOConfig, run_ppo),
-    Command("magrpo", MAGRPOConfig, run_magrpo),
-    Command("mareinforce", MAREINFORCEConfig, run_mareinforce),
-    Command("marloo", MARLOOConfig, run_marloo),
-    Command("maremax", MAReMaxConfig, run_maremax),
+    Command("magrpo", MAGRPOConfig, run_multi_agent),
+    Command("mareinforce", MAREINFORCEConfig, run_multi_agent),
+    Command("marloo", MARLOOConfig, run_multi_agent),
+    Command("maremax", MAReMaxConfig, run_multi_agent),
     Command("plot", PlotArgs, run_plot),
     Command("tiny-model", TinyModelArgs, run_tiny_model),
 )

@@ -2,39 +2,23 @@
 
 from __future__ import annotations
 
-from mrlm.train.algorithms.magrpo import MAGRPOConfig
-from mrlm.train.algorithms.mareinforce import MAREINFORCEConfig
-from mrlm.train.algorithms.maremax import MAReMaxConfig
-from mrlm.train.algorithms.marloo import MARLOOConfig
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from mrlm.train.algorithms import magrpo, mareinforce, maremax, marloo
+from mrlm.train.algorithms.multi_agent import MultiAgentConfig
+
+#: Each variant's config class and its ``train``.
+TRAINERS: dict[type[MultiAgentConfig], Callable[..., Path]] = {
+    magrpo.MAGRPOConfig: magrpo.train,
+    mareinforce.MAREINFORCEConfig: mareinforce.train,
+    marloo.MARLOOConfig: marloo.train,
+    maremax.MAReMaxConfig: maremax.train,
+}
 
 
-def run_magrpo(config: MAGRPOConfig) -> int:
-    """Train with MAGRPO, print where the final models are, return 0."""
-    from mrlm.train.algorithms.magrpo import train
-
-    print(f"final models: {train(config)}")
-    return 0
-
-
-def run_mareinforce(config: MAREINFORCEConfig) -> int:
-    """Train with MAREINFORCE, print where the final models are, return 0."""
-    from mrlm.train.algorithms.mareinforce import train
-
-    print(f"final models: {train(config)}")
-    return 0
-
-
-def run_marloo(config: MARLOOConfig) -> int:
-    """Train with MARLOO, print where the final models are, return 0."""
-    from mrlm.train.algorithms.marloo import train
-
-    print(f"final models: {train(config)}")
-    return 0
-
-
-def run_maremax(config: MAReMaxConfig) -> int:
-    """Train with MAReMax, print where the final models are, return 0."""
-    from mrlm.train.algorithms.maremax import train
-
-    print(f"final models: {train(config)}")
+def run_multi_agent(config: Any) -> int:
+    """Train with the variant ``config`` belongs to, print where the final models are, return 0."""
+    print(f"final models: {TRAINERS[type(config)](config)}")
     return 0

@@ -137,11 +137,16 @@ def turn_advantages(
         scale=scale,
         eps=eps,
     ).tolist()
+    return split_like(advantages, turn_rewards)
+
+
+def split_like(flat: Sequence[float], shape: Sequence[Sequence[float]]) -> list[list[float]]:
+    """``flat`` cut into lists as long as those of ``shape`` (the inverse of flattening ``shape``)."""
     out: list[list[float]] = []
     start = 0
-    for rewards in turn_rewards:
-        out.append(advantages[start : start + len(rewards)])
-        start += len(rewards)
+    for part in shape:
+        out.append(list(flat[start : start + len(part)]))
+        start += len(part)
     return out
 
 
