@@ -196,7 +196,6 @@ def evaluate(model_dir: Path, env_kwargs: dict[str, Any], seeds: range, max_new_
 
 def run_quickstart(config: QuickstartConfig) -> QuickstartResult:
     """Run every phase, printing progress and the final table; return the results."""
-    from mrlm.train.loop.fsio import remove_tree
     from mrlm.train.tiny import build_tiny_model, build_tiny_tokenizer, save_tiny
 
     started = time.perf_counter()
@@ -204,11 +203,7 @@ def run_quickstart(config: QuickstartConfig) -> QuickstartResult:
     out.mkdir(parents=True, exist_ok=True)
     # A rerun starts afresh (training runs refuse to mix with old checkpoints); only what the
     # quickstart writes is removed, never anything else in the directory.
-    for name in OUTPUTS:
-        if (out / name).is_dir():
-            remove_tree(out / name)
-        else:
-            (out / name).unlink(missing_ok=True)
+    clear_outputs(out, OUTPUTS)
     seconds: dict[str, float] = {}
     success: dict[str, float] = {}
 
@@ -243,16 +238,7 @@ def run_quickstart(config: QuickstartConfig) -> QuickstartResult:
 
     # 3-4. SFT warm-up
     say(f"SFT on {config.demonstrations} demonstrations, {config.sft_steps} steps")
-    sft_config = sft.SFTConfig(
-        data=str(demos),
-        max_length=256,
-        batch_size=config.sft_batch_size,
-        micro_batch_size=config.sft_batch_size,
-        model=ModelConfig(name_or_path=str(initial)),
-        run=run_config(out / "sft", config.sft_steps, config),
-        optim=OptimConfig(learning_rate=config.sft_learning_rate, warmup_steps=min(10, config.sft_steps - 1)),
-    )
-    sft_model, seconds["SFT"] = timed(sft.train, sft_config)
+    sft_model, seconds["SFT"] = timed(sft_warmup, demos, initial, out / "sft", config.sft_steps, config)
     success["SFT"], seconds["eval SFT"] = timed(
         evaluate, sft_model, env_kwargs, eval_seeds, config.max_new_tokens
     )
@@ -353,6 +339,33 @@ def format_report(result: QuickstartResult, num_problems: int) -> str:
             f"  results:       {out / 'results.json'}",
         ]
     )
+
+
+def clear_outputs(out: Path, names: tuple[str, ...]) -> None:
+    """Remove what an earlier run of a quickstart wrote in ``out`` (``names``), and nothing else: a
+    rerun starts afresh (training runs refuse to mix with old checkpoints)."""
+    from mrlm.train.loop.fsio import remove_tree
+
+    for name in names:
+        if (out / name).is_dir():
+            remove_tree(out / name)
+        else:
+            (out / name).unlink(missing_ok=True)
+
+
+def sft_warmup(demos: Path, initial: Path, output_dir: Path, steps: int, config: QuickstartConfig) -> Path:
+    """The SFT warm-up on the demonstrations ``demos`` from the model in ``initial``; returns the
+    SFT model's directory."""
+    sft_config = sft.SFTConfig(
+        data=str(demos),
+        max_length=256,
+        batch_size=config.sft_batch_size,
+        micro_batch_size=config.sft_batch_size,
+        model=ModelConfig(name_or_path=str(initial)),
+        run=run_config(output_dir, steps, config),
+        optim=OptimConfig(learning_rate=config.sft_learning_rate, warmup_steps=min(10, steps - 1)),
+    )
+    return sft.train(sft_config)
 
 
 def run_config(output_dir: Path, steps: int, config: QuickstartConfig) -> RunConfig:

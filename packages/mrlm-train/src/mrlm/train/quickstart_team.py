@@ -27,12 +27,21 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from mrlm.train.algorithms import magrpo, sft
+from mrlm.train.algorithms import magrpo
 from mrlm.train.generation import HFGenerator, SamplingParams
 from mrlm.train.loop import OptimConfig
 from mrlm.train.loop.plots import plot_metrics
 from mrlm.train.policy import ModelConfig, load_policy
-from mrlm.train.quickstart import DEMO_SEED_BASE, EVAL_SEED_BASE, QuickstartConfig, run_config, say, timed
+from mrlm.train.quickstart import (
+    DEMO_SEED_BASE,
+    EVAL_SEED_BASE,
+    QuickstartConfig,
+    clear_outputs,
+    run_config,
+    say,
+    sft_warmup,
+    timed,
+)
 from mrlm.train.rollout import Policy, RolloutEngine
 from mrlm.train.rollout.prompts import default_system_prompt
 
@@ -100,17 +109,12 @@ def evaluate_team(agent_models: dict[str, Path], seeds: range, max_new_tokens: i
 
 def run_team_quickstart(config: QuickstartConfig) -> TeamQuickstartResult:
     """Run every phase, printing progress and the final table; return the results."""
-    from mrlm.train.loop.fsio import remove_tree
     from mrlm.train.tiny import build_tiny_model, build_tiny_tokenizer, save_tiny
 
     started = time.perf_counter()
     out = Path(config.output_dir)
     out.mkdir(parents=True, exist_ok=True)
-    for name in TEAM_OUTPUTS:  # a rerun starts afresh; nothing else in the directory is touched
-        if (out / name).is_dir():
-            remove_tree(out / name)
-        else:
-            (out / name).unlink(missing_ok=True)
+    clear_outputs(out, TEAM_OUTPUTS)
     seconds: dict[str, float] = {}
     success: dict[str, float] = {}
 
@@ -141,18 +145,7 @@ def run_team_quickstart(config: QuickstartConfig) -> TeamQuickstartResult:
     say(
         f"SFT on {config.team_demonstrations} tasks' demonstrations (both agents), {config.team_sft_steps} steps"
     )
-    sft_config = sft.SFTConfig(
-        data=str(demos),
-        max_length=256,
-        batch_size=config.sft_batch_size,
-        micro_batch_size=config.sft_batch_size,
-        model=ModelConfig(name_or_path=str(initial)),
-        run=run_config(out / "sft", config.team_sft_steps, config),
-        optim=OptimConfig(
-            learning_rate=config.sft_learning_rate, warmup_steps=min(10, config.team_sft_steps - 1)
-        ),
-    )
-    sft_model, seconds["SFT"] = timed(sft.train, sft_config)
+    sft_model, seconds["SFT"] = timed(sft_warmup, demos, initial, out / "sft", config.team_sft_steps, config)
     success["SFT"], seconds["eval SFT"] = timed(
         evaluate_team, dict.fromkeys(AGENTS, sft_model), eval_seeds, config.max_new_tokens
     )
