@@ -1,4 +1,5 @@
-"""Two MAGRPO steps of two tiny policies (one per agent) on a scripted game, split over the processes.
+"""Two MAGRPO (or IPPO) steps of two tiny policies (one per agent) on a scripted game, split over
+the processes.
 
 The game is ``Coordinate`` with two agents and two rounds (tests/train/rollout/scripted_multi.py).
 Each policy's generator replies by rule: the reply to a prompt depends only on the prompt and on
@@ -12,7 +13,9 @@ The step runs the trainer's own :func:`~mrlm.train.algorithms.multi_agent.train_
 credit, group advantages, each policy on its own agent's rows (the policies differ in size and
 vocabulary), two passes over the batch, micro-batches of one row, optionally a frozen reference
 per policy, and the loss averaged per sequence or per token (the processes hold different numbers
-of tokens: only global normalisers give one process's loss). Each process writes ``<report-dir>/rank-<r>.json`` with the steps' metrics; process 0
+of tokens: only global normalisers give one process's loss). With ``--algorithm ippo`` the step is
+:func:`~mrlm.train.algorithms.ippo.train_step` instead: each policy with a value head, GAE and
+advantages whitened over every process's tokens, one mini-batch per process and pass. Each process writes ``<report-dir>/rank-<r>.json`` with the steps' metrics; process 0
 also writes ``<report-dir>/weights.pt``, every trained weight of both policies.
 
 Run ``python -m tests.train.algorithms.magrpo_driver --help`` from the repository root; under
@@ -34,7 +37,7 @@ from typing import Any
 
 import torch
 
-from mrlm.train.algorithms import magrpo, multi_agent
+from mrlm.train.algorithms import ippo, magrpo, multi_agent
 from mrlm.train.algorithms.onpolicy import TaskSeeds
 from mrlm.train.chat_template import IM_END
 from mrlm.train.generation import Completion, SamplingParams
@@ -44,6 +47,7 @@ from mrlm.train.loop.distributed import exit_process
 from mrlm.train.loop.fsdp import full_state_dict
 from mrlm.train.rollout import Policy, RolloutEngine
 from mrlm.train.tiny import build_tiny_model, build_tiny_tokenizer
+from mrlm.train.value import PolicyWithValueHead, causal_lm
 from tests.train.rollout.scripted_multi import Coordinate
 
 TASKS_PER_STEP = 4  # over all processes
@@ -98,22 +102,43 @@ def policies() -> tuple[dict[str, Any], dict[str, Any]]:
     return models, tokenizers
 
 
-def run(output_dir: str, report_dir: str, strategy: str, kl_coef: float, aggregation: str) -> dict[str, Any]:
+def trained_models(algorithm: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """:func:`policies`, each with a value head for IPPO."""
     models, tokenizers = policies()
-    config = magrpo.MAGRPOConfig(
-        env_id="coordinate",
-        policies="per_agent",
-        credit="team",
-        group_size=GROUP_SIZE,
-        max_new_tokens=8,
-        max_turns=2,
-        kl_coef=kl_coef,
-        num_iterations=2,
-        micro_batch_size=1,
-        aggregation=aggregation,  # type: ignore[arg-type]
-        run=RunConfig(output_dir=output_dir, max_steps=STEPS, progress_bar=False),
-        optim=OptimConfig(learning_rate=1e-3),
-    )
+    if algorithm == "ippo":
+        torch.manual_seed(0)  # the heads start at zero: nothing random, but keep it so
+        models = {name: PolicyWithValueHead(model) for name, model in models.items()}
+    return models, tokenizers
+
+
+def run(
+    output_dir: str,
+    report_dir: str,
+    strategy: str,
+    kl_coef: float,
+    aggregation: str,
+    algorithm: str = "magrpo",
+) -> dict[str, Any]:
+    models, tokenizers = trained_models(algorithm)
+    settings: dict[str, Any] = {
+        "env_id": "coordinate",
+        "policies": "per_agent",
+        "credit": "team",
+        "group_size": GROUP_SIZE,
+        "max_new_tokens": 8,
+        "max_turns": 2,
+        "kl_coef": kl_coef,
+        "num_iterations": 2,
+        "micro_batch_size": 1,
+        "run": RunConfig(output_dir=output_dir, max_steps=STEPS, progress_bar=False),
+        "optim": OptimConfig(learning_rate=1e-3),
+    }
+    config: magrpo.MAGRPOConfig | ippo.IPPOConfig
+    if algorithm == "ippo":
+        # One mini-batch per process and pass: the global batch is the one process's.
+        config = ippo.IPPOConfig(**settings, kl_in=aggregation, mini_batch_size=TASKS_PER_STEP * GROUP_SIZE)  # type: ignore[arg-type]
+    else:
+        config = magrpo.MAGRPOConfig(**settings, aggregation=aggregation)  # type: ignore[arg-type]
     # Each policy's reference is its initial weights, as multi_agent.train loads them.
     frozen = (
         {multi_agent.REFERENCE_PREFIX + name: model for name, model in policies()[0].items()}
@@ -131,7 +156,9 @@ def run(output_dir: str, report_dir: str, strategy: str, kl_coef: float, aggrega
         engine = RolloutEngine(
             lambda: Coordinate(rounds=2),
             {
-                name: Policy(ScriptedReplies(session.unwrapped(name), tokenizer, GROUP_SIZE), tokenizer)
+                name: Policy(
+                    ScriptedReplies(causal_lm(session.unwrapped(name)), tokenizer, GROUP_SIZE), tokenizer
+                )
                 for name, tokenizer in tokenizers.items()
             },
             sampling=SamplingParams(max_new_tokens=config.max_new_tokens),
@@ -142,10 +169,13 @@ def run(output_dir: str, report_dir: str, strategy: str, kl_coef: float, aggrega
         steps = []
         with engine:
             for _ in range(STEPS):
-                stats, extra = multi_agent.train_step(
-                    session, engine, seeds, config, tokenizers, magrpo.advantages
-                )
-                metrics = {**dataclasses.asdict(stats), **extra}
+                if isinstance(config, ippo.IPPOConfig):
+                    metrics = ippo.train_step(session, engine, seeds, config, tokenizers)
+                else:
+                    stats, extra = multi_agent.train_step(
+                        session, engine, seeds, config, tokenizers, magrpo.advantages
+                    )
+                    metrics = {**dataclasses.asdict(stats), **extra}
                 steps.append({key: value for key, value in metrics.items() if key not in TIMINGS})
         weights = {}
         for name, model in session.models.items():
@@ -169,7 +199,10 @@ if __name__ == "__main__":
     parser.add_argument("--report-dir", required=True)
     parser.add_argument("--strategy", default="auto")
     parser.add_argument("--kl-coef", type=float, default=0.0)
-    parser.add_argument("--aggregation", default="sequence_mean")
+    parser.add_argument(
+        "--aggregation", default="sequence_mean", help="MAGRPO's loss aggregation, or IPPO's kl_in"
+    )
+    parser.add_argument("--algorithm", choices=("magrpo", "ippo"), default="magrpo")
     args = parser.parse_args(sys.argv[1:])
-    run(args.output_dir, args.report_dir, args.strategy, args.kl_coef, args.aggregation)
+    run(args.output_dir, args.report_dir, args.strategy, args.kl_coef, args.aggregation, args.algorithm)
     exit_process(0)  # see its docstring: no interpreter teardown in a worker

@@ -21,7 +21,7 @@ from mrlm.train.algorithms import magrpo
 from mrlm.train.loop import OptimConfig, RunConfig
 from mrlm.train.policy import ModelConfig
 from mrlm.train.tiny import build_tiny_model, build_tiny_tokenizer, save_tiny
-from tests.train.algorithms.magrpo_driver import TIMINGS, policies
+from tests.train.algorithms.magrpo_driver import TIMINGS, trained_models
 from tests.train.algorithms.magrpo_driver import run as run_driver
 from tests.train.rollout.scripted_multi import Coordinate
 
@@ -54,12 +54,14 @@ def _one_thread() -> Iterator[None]:
         torch.set_num_threads(threads)
 
 
-def _assert_same_training(ours: dict[str, torch.Tensor], theirs: dict[str, torch.Tensor]) -> None:
+def _assert_same_training(
+    ours: dict[str, torch.Tensor], theirs: dict[str, torch.Tensor], algorithm: str = "magrpo"
+) -> None:
     """Each trained tensor moved from its initial value as in ``theirs``, up to 1e-3 of the move
     (different processes sum in different orders; two processes reach about 2e-5)."""
     initial = {
         f"{name}/{key}": value
-        for name, model in policies()[0].items()
+        for name, model in trained_models(algorithm)[0].items()
         for key, value in model.state_dict().items()
     }
     assert set(ours) == set(theirs) == set(initial)
@@ -125,6 +127,35 @@ def _config(output_dir: Path, p1_model: Path, **run: Any) -> magrpo.MAGRPOConfig
 
 def _metrics(run_dir: Path) -> list[dict[str, float]]:
     return [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("strategy", "kl_in"), [("ddp", "reward"), ("fsdp", "loss")])
+def test_ippo_on_two_processes_matches_one_process(strategy: str, kl_in: str, tmp_path: Path) -> None:
+    """IPPO, each policy with a value head, a reference per policy (the KL in the reward under
+    DDP, in the loss under FSDP): GAE and advantage whitening over every process's tokens give
+    each process the metrics (per agent too) and both policies and heads the weights of one
+    process on the whole batch."""
+    with _one_thread():
+        single = run_driver(
+            str(tmp_path / "single"), str(tmp_path / "single-report"), "single", 0.1, kl_in, "ippo"
+        )
+    assert {"value/p1/explained_variance", "policy/p0/loss", "grad_norm/p1"} <= set(single["metrics"][0])
+    args = ["-m", DRIVER, "--output-dir", str(tmp_path / "run"), "--report-dir", str(tmp_path / "reports")]
+    args += ["--strategy", strategy, "--kl-coef", "0.1", "--aggregation", kl_in, "--algorithm", "ippo"]
+    result = _torchrun(*args)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-5000:]
+    for rank in range(2):
+        report: dict[str, Any] = json.loads((tmp_path / "reports" / f"rank-{rank}.json").read_text())
+        for ours, theirs in zip(report["metrics"], single["metrics"], strict=True):
+            assert set(ours) == set(theirs)
+            for key, value in theirs.items():
+                assert ours[key] == pytest.approx(value, rel=1e-4, abs=1e-6), (rank, key)
+    _assert_same_training(
+        torch.load(tmp_path / "reports" / "weights.pt"),
+        torch.load(tmp_path / "single-report" / "weights.pt"),
+        "ippo",
+    )
 
 
 @pytest.mark.slow

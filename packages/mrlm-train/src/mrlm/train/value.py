@@ -228,3 +228,9 @@ def load_policy_with_value_head(directory: str | os.PathLike[str], **kwargs: Any
     model = PolicyWithValueHead(AutoModelForCausalLM.from_pretrained(path, **kwargs))
     model.value_head.load_state_dict(load_file(str(path / VALUE_HEAD_FILE)))
     return model
+
+
+def causal_lm(model: torch.nn.Module) -> torch.nn.Module:
+    """The causal LM that samples for ``model``: its :attr:`~PolicyWithValueHead.policy` when it
+    carries a value head, else ``model`` itself."""
+    return model.policy if isinstance(model, PolicyWithValueHead) else model

@@ -7,6 +7,7 @@ algorithms whose code exists in this package; an algorithm module adds its entry
 from __future__ import annotations
 
 ALGORITHMS: dict[str, str] = {
+    "ippo": "independent PPO: several agents trained together, each its own policy, critic and token-level GAE",
     "magrpo": "multi-agent GRPO: several agents' policies trained together, each sample against its group's mean",
     "mareinforce": "multi-agent REINFORCE: several agents trained together, no baseline",
     "maremax": "multi-agent ReMax: several agents trained together, each sample against its group's best",

@@ -45,7 +45,7 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import torch
 
@@ -80,6 +80,7 @@ from mrlm.train.policy import ModelConfig, load_policy
 from mrlm.train.rollout import Policy, RolloutEngine, Trajectory
 from mrlm.train.rollout.batch import RolloutBatch, collate, reward_tensor
 from mrlm.train.rollout.envs import EnvFactory, env_factory
+from mrlm.train.value import causal_lm
 
 #: The single policy's name when every agent shares one model.
 SHARED = "policy"
@@ -165,10 +166,14 @@ class MultiAgentConfig:
     dist: DistributedConfig = field(default_factory=DistributedConfig)
     """DDP/FSDP and mixed precision."""
 
+    #: Samples per group below which the advantages have nothing to compare (1 for a critic's baseline).
+    min_group_size: ClassVar[int] = 2
+
     def __post_init__(self) -> None:
-        if self.group_size < 2:
+        if self.group_size < self.min_group_size:
             raise ValueError(
-                f"group_size must be at least 2 (advantages compare samples), got {self.group_size}"
+                f"group_size must be at least {self.min_group_size} (advantages compare samples), "
+                f"got {self.group_size}"
             )
         if (
             min(self.prompts_per_step, self.micro_batch_size, self.num_iterations, self.max_sampling_rounds)
@@ -316,7 +321,7 @@ def rollout_engine(
     seeded per process, reproducible from ``run.seed``."""
     sampling = run_sampling(config, session)
     policies = {
-        name: Policy(HFGenerator(session.unwrapped(name), tokenizer), tokenizer)
+        name: Policy(HFGenerator(causal_lm(session.unwrapped(name)), tokenizer), tokenizer)
         for name, tokenizer in tokenizers.items()
     }
     return RolloutEngine(

@@ -43,7 +43,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import torch
 
@@ -67,10 +67,16 @@ from mrlm.train.ops.estimators import gae
 from mrlm.train.ops.kl import AdaptiveKLController, kl_k3
 from mrlm.train.ops.policy_loss import clipped_surrogate, importance_ratio
 from mrlm.train.ops.rewards import clip_rewards, kl_penalised_rewards, rewards_on_actions
-from mrlm.train.ops.value_loss import clipped_value_loss, explained_variance
-from mrlm.train.policy import ModelConfig, load_policy
+from mrlm.train.ops.value_loss import clipped_value_loss
+from mrlm.train.policy import Dtype, ModelConfig, load_policy
 from mrlm.train.rollout.batch import RolloutBatch, collate
-from mrlm.train.value import PolicyWithValueHead, load_value_model, token_values, value_model_from
+from mrlm.train.value import (
+    PolicyWithValueHead,
+    causal_lm,
+    load_value_model,
+    token_values,
+    value_model_from,
+)
 
 #: The names of the models in the session.
 POLICY, CRITIC, REFERENCE = "policy", "critic", "reference"
@@ -85,7 +91,7 @@ METRICS = {
     "value/loss": "clipped value loss, token mean",
     "value/clip_fraction": "share of tokens where the clipped value term was the larger",
     "value/mean": "mean value of the critic at sampling time",
-    "value/explained_variance": "1 - Var(R - V) / Var(R) at sampling time (mean over processes)",
+    "value/explained_variance": "1 - Var(R - V) / Var(R) at sampling time, over every process's tokens",
     "returns/mean": "mean GAE return (the critic's target)",
     "kl": "mean per-token KL(policy || reference) at sampling time (k1; 0 without a reference)",
     "kl_coef": "the KL coefficient of the step (adaptive with kl_target > 0)",
@@ -227,6 +233,16 @@ class PPOConfig:
         return parse_env_kwargs(self.env_kwargs)
 
     @property
+    def clip_low(self) -> float:
+        """The ratio's lower clip, 1 - clip_low (PPO's is symmetric)."""
+        return self.clip_range
+
+    @property
+    def clip_high(self) -> float:
+        """The ratio's upper clip, 1 + clip_high."""
+        return self.clip_range
+
+    @property
     def uses_reference(self) -> bool:
         return self.kl_coef > 0
 
@@ -240,14 +256,38 @@ class Scored:
     entropy: torch.Tensor | None
 
 
+class PPOLossSettings(Protocol):
+    """What :func:`ppo_loss` reads of a config (:class:`PPOConfig`, or IPPO's)."""
+
+    @property
+    def clip_low(self) -> float: ...
+    @property
+    def clip_high(self) -> float: ...
+    @property
+    def value_clip_range(self) -> float: ...
+    @property
+    def vf_coef(self) -> float: ...
+    @property
+    def entropy_coef(self) -> float: ...
+    @property
+    def kl_coef(self) -> float: ...
+    @property
+    def kl_in(self) -> Literal["reward", "loss"]: ...
+
+
 def score(
-    session: TrainingSession, batch: RolloutBatch, config: PPOConfig, *, with_entropy: bool = False
+    policy: torch.nn.Module,
+    critic: torch.nn.Module | None,
+    batch: RolloutBatch,
+    temperature: float,
+    *,
+    with_entropy: bool = False,
 ) -> Scored:
     """Log-probs of the sampled tokens and values of their states under the models as they are
-    (trained by the caller when gradients are on). Collective under FSDP."""
-    temperature = config.temperature or 1.0
-    policy = session.models[POLICY]
-    if config.critic == "value_head":
+    (trained by the caller when gradients are on): ``policy`` with a value head when ``critic`` is
+    None, else a causal LM and the separate value model ``critic``. Collective under FSDP."""
+    temperature = temperature or 1.0
+    if critic is None:
         out = policy(batch.input_ids, batch.attention_mask, batch.mask, temperature, with_entropy)
         return Scored(out.logprobs, out.values, out.entropy)
     if with_entropy:
@@ -259,7 +299,7 @@ def score(
             token_logprobs(policy, batch.input_ids, batch.attention_mask, batch.mask, temperature),
             None,
         )
-    values = token_values(session.models[CRITIC], batch.input_ids, batch.attention_mask)
+    values = token_values(critic, batch.input_ids, batch.attention_mask)
     return Scored(logp, values, entropy)
 
 
@@ -271,7 +311,7 @@ def ppo_loss(
     returns: torch.Tensor,
     old_values: torch.Tensor,
     ref_logprobs: torch.Tensor | None,
-    config: PPOConfig,
+    config: PPOLossSettings,
     num_tokens: float,
 ) -> tuple[torch.Tensor, dict[str, float]]:
     """The PPO objective of one micro-batch (see the module docstring), divided by ``num_tokens``
@@ -287,7 +327,7 @@ def ppo_loss(
     mask = batch.mask
     ratio = importance_ratio(scored.logprobs, batch.old_logprobs, mask)
     policy_tokens, surrogate = clipped_surrogate(
-        ratio, advantages, mask, clip_low=config.clip_range, clip_high=config.clip_range
+        ratio, advantages, mask, clip_low=config.clip_low, clip_high=config.clip_high
     )
     value_tokens, value_clipped = clipped_value_loss(
         scored.values, old_values, returns, mask, clip_range=config.value_clip_range or None
@@ -311,7 +351,7 @@ def ppo_loss(
     return token_loss.sum() / max(num_tokens, 1.0), stats
 
 
-def _without_grad(
+def chunked_without_grad(
     session: TrainingSession,
     batch: RolloutBatch,
     size: int,
@@ -332,22 +372,32 @@ def _without_grad(
     return tuple(torch.cat(column) for column in zip(*parts, strict=True))
 
 
+def load_critic(policy: Any, tokenizer: Any, critic_model: str, dtype: Dtype) -> torch.nn.Module:
+    """A separate value model for ``policy``: ``critic_model`` (a name or path) or, when empty, one
+    started from the policy's own weights.
+
+    Raises:
+        ValueError: ``critic_model``'s vocabulary is smaller than the policy's tokenizer (the critic
+            reads the policy's token ids, so it must know every one of them).
+    """
+    if not critic_model:
+        return value_model_from(policy.get_base_model() if hasattr(policy, "get_base_model") else policy)
+    critic = load_value_model(ModelConfig(name_or_path=critic_model, dtype=dtype))
+    if int(critic.config.vocab_size) < len(tokenizer):
+        raise ValueError(
+            f"critic_model {critic_model!r} has a vocabulary of {critic.config.vocab_size} tokens, "
+            f"fewer than the policy's tokenizer ({len(tokenizer)}): the critic must share the policy's tokenizer"
+        )
+    return critic
+
+
 def load_models(config: PPOConfig) -> tuple[dict[str, torch.nn.Module], dict[str, torch.nn.Module], Any]:
     """The trained models (policy, and critic or value head), the frozen ones, and the tokenizer."""
     policy, tokenizer = load_policy(config.model)
     frozen = {REFERENCE: load_policy(config.model)[0]} if config.uses_reference else {}
     if config.critic == "value_head":
         return {POLICY: PolicyWithValueHead(policy)}, frozen, tokenizer
-    if config.critic_model:
-        critic = load_value_model(ModelConfig(name_or_path=config.critic_model, dtype=config.model.dtype))
-        # The critic reads the policy's token ids: it must know every one of them.
-        if int(critic.config.vocab_size) < len(tokenizer):
-            raise ValueError(
-                f"critic_model {config.critic_model!r} has a vocabulary of {critic.config.vocab_size} tokens, "
-                f"fewer than the policy's tokenizer ({len(tokenizer)}): the critic must share the policy's tokenizer"
-            )
-    else:
-        critic = value_model_from(policy.get_base_model() if hasattr(policy, "get_base_model") else policy)
+    critic = load_critic(policy, tokenizer, config.critic_model, config.model.dtype)
     return {POLICY: policy, CRITIC: critic}, frozen, tokenizer
 
 
@@ -368,10 +418,7 @@ def train(config: PPOConfig) -> Path:
         dist=config.dist,
         config=dataclasses.asdict(config),
     ) as session:
-        sampler = session.unwrapped(POLICY)
-        generator = HFGenerator(
-            sampler.policy if isinstance(sampler, PolicyWithValueHead) else sampler, tokenizer
-        )
+        generator = HFGenerator(causal_lm(session.unwrapped(POLICY)), tokenizer)
         engine, seeds = rollout_for(config, session, generator, tokenizer)
         kl_control = AdaptiveKLController(config.kl_coef, config.kl_target or 1.0, config.kl_horizon)
         state = session.restore()
@@ -414,17 +461,17 @@ def train_step(
     # 3. the critic's values (and, if asked, the policy's log-probs) at sampling time, and the
     # reference's log-probs that step 2 needs
     def sampled(rows: RolloutBatch) -> tuple[torch.Tensor, torch.Tensor]:
-        scored = score(session, rows, config)
+        scored = score(session.models[POLICY], session.models.get(CRITIC), rows, config.temperature)
         return scored.logprobs, scored.values
 
-    sampled_logprobs, values = _without_grad(session, batch, config.micro_batch_size, sampled)
+    sampled_logprobs, values = chunked_without_grad(session, batch, config.micro_batch_size, sampled)
     old_values = torch.where(batch.mask.bool(), values, torch.zeros_like(values))
     if config.recompute_old_logprobs:
         batch = batch.replace(old_logprobs=sampled_logprobs)
     ref_logprobs = None
     if REFERENCE in session.frozen:
         reference, temperature = session.frozen[REFERENCE], config.temperature or 1.0
-        (ref_logprobs,) = _without_grad(
+        (ref_logprobs,) = chunked_without_grad(
             session,
             batch,
             config.micro_batch_size,
@@ -440,7 +487,7 @@ def train_step(
     if config.reward_clip > 0:
         rewards = clip_rewards(rewards, config.reward_clip)
     if config.reward_scaling:
-        rewards = rewards / max(_global_std(session, rewards.sum(dim=1)), 1e-8)
+        rewards = rewards / max(global_std(session, rewards.sum(dim=1)), 1e-8)
     kl_coef = kl_control.coef
     kl = torch.zeros_like(rewards)
     if ref_logprobs is not None:
@@ -451,14 +498,20 @@ def train_step(
     # 4. advantages
     advantages, returns = gae(rewards, old_values, batch.mask, gamma=config.gamma, lam=config.lam)
     if config.whiten_advantages:
-        advantages = _global_whiten(session, advantages, batch.mask)
+        advantages = global_whiten(session, advantages, batch.mask)
 
     # 5. update: ppo_epochs passes of shuffled mini-batches, as one training step
     with_entropy = config.entropy_coef > 0
 
     def loss_fn(micro: RolloutBatch, rows: Rows, norms: Normalisers) -> tuple[torch.Tensor, dict[str, float]]:
         return ppo_loss(
-            score(session, micro, config, with_entropy=with_entropy),
+            score(
+                session.models[POLICY],
+                session.models.get(CRITIC),
+                micro,
+                config.temperature,
+                with_entropy=with_entropy,
+            ),
             micro,
             advantages=advantages[rows],
             returns=returns[rows],
@@ -492,10 +545,10 @@ def train_step(
         "reward": session.all_reduce_mean(float(batch.rewards.mean())),
         "loss": result.loss,
         **result.extras,
-        "value/mean": _global_token_mean(session, old_values, mask),
-        "value/explained_variance": session.all_reduce_mean(explained_variance(old_values, returns, mask)),
-        "returns/mean": _global_token_mean(session, returns, mask),
-        "kl": _global_token_mean(session, kl, mask),
+        "value/mean": global_token_mean(session, old_values, mask),
+        "value/explained_variance": global_explained_variance(session, old_values, returns, mask),
+        "returns/mean": global_token_mean(session, returns, mask),
+        "kl": global_token_mean(session, kl, mask),
         "kl_coef": kl_coef,
         "epochs": float(result.iterations),
         "grad_norm": result.grad_norm,
@@ -509,14 +562,14 @@ def train_step(
     return {**metrics, **rollout_metrics(session, trajectories), **optimizer}
 
 
-def _global_token_mean(session: TrainingSession, values: torch.Tensor, mask: torch.Tensor) -> float:
+def global_token_mean(session: TrainingSession, values: torch.Tensor, mask: torch.Tensor) -> float:
     """The mean of ``values`` over the masked tokens of every process."""
     local = (float((values * mask).sum()), float(mask.sum()))
     gathered = session.gather_object(local) if session.world_size > 1 else [local]
     return sum(g[0] for g in gathered) / max(sum(g[1] for g in gathered), 1.0)
 
 
-def _global_std(session: TrainingSession, values: torch.Tensor) -> float:
+def global_std(session: TrainingSession, values: torch.Tensor) -> float:
     """The std of ``values`` over every process's."""
     sums = [(float(values.sum()), float((values**2).sum()), float(values.numel()))]
     gathered = session.gather_object(sums[0]) if session.world_size > 1 else sums
@@ -525,7 +578,7 @@ def _global_std(session: TrainingSession, values: torch.Tensor) -> float:
     return max(squares / max(count, 1.0) - mean * mean, 0.0) ** 0.5
 
 
-def _global_whiten(session: TrainingSession, values: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+def global_whiten(session: TrainingSession, values: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """``values`` shifted and scaled to mean 0 and std 1 over the masked tokens of every process."""
     selected = values[mask.bool()]
     local = (float(selected.sum()), float((selected.double() ** 2).sum()), float(selected.numel()))
@@ -536,3 +589,33 @@ def _global_whiten(session: TrainingSession, values: torch.Tensor, mask: torch.T
     mean = total / count
     std = max(squares / count - mean * mean, 0.0) ** 0.5
     return (values - mean) / (std + 1e-8) * mask
+
+
+def global_explained_variance(
+    session: TrainingSession, values: torch.Tensor, returns: torch.Tensor, mask: torch.Tensor
+) -> float:
+    """:func:`~mrlm.train.ops.value_loss.explained_variance` over the masked tokens of every
+    process (as if one process held them all), from each process's moments. Collective."""
+    selected = mask.bool()
+    target = returns.detach().double()[selected]
+    residual = target - values.detach().double()[selected]
+    local = [
+        float(target.numel()),
+        float(target.sum()),
+        float((target**2).sum()),
+        float(residual.sum()),
+        float((residual**2).sum()),
+        max(float(target.abs().max()), float(values.detach()[selected].abs().max()))
+        if target.numel()
+        else 0.0,
+    ]
+    gathered = session.gather_object(local) if session.world_size > 1 else [local]
+    count, t_sum, t_squares, r_sum, r_squares = (sum(g[i] for g in gathered) for i in range(5))
+    scale = max(g[5] for g in gathered)
+    if count == 0:
+        return float("nan")
+    variance = t_squares / count - (t_sum / count) ** 2
+    # As explained_variance: returns that differ only by rounding do not vary.
+    if variance <= (1e-6 * scale) ** 2:
+        return float("nan")
+    return 1.0 - (r_squares / count - (r_sum / count) ** 2) / variance

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from mrlm.train.algorithms.grpo import GRPOConfig
+from mrlm.train.algorithms.ippo import IPPOConfig
 from mrlm.train.algorithms.magrpo import MAGRPOConfig
 from mrlm.train.algorithms.mareinforce import MAREINFORCEConfig
 from mrlm.train.algorithms.maremax import MAReMaxConfig
@@ -50,6 +51,7 @@ COMMANDS: tuple[Command[Any], ...] = (
     Command("mareinforce", MAREINFORCEConfig, run_multi_agent),
     Command("marloo", MARLOOConfig, run_multi_agent),
     Command("maremax", MAReMaxConfig, run_multi_agent),
+    Command("ippo", IPPOConfig, run_multi_agent),
     Command("plot", PlotArgs, run_plot),
     Command("tiny-model", TinyModelArgs, run_tiny_model),
 )

@@ -1,4 +1,4 @@
-"""``mrlm-train magrpo | mareinforce | marloo | maremax``: train several agents together."""
+"""``mrlm-train magrpo | mareinforce | marloo | maremax | ippo``: train several agents together."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from mrlm.train.algorithms import magrpo, mareinforce, maremax, marloo
+from mrlm.train.algorithms import ippo, magrpo, mareinforce, maremax, marloo
 from mrlm.train.algorithms.multi_agent import MultiAgentConfig
 
 #: Each variant's config class and its ``train``.
@@ -15,6 +15,7 @@ TRAINERS: dict[type[MultiAgentConfig], Callable[..., Path]] = {
     mareinforce.MAREINFORCEConfig: mareinforce.train,
     marloo.MARLOOConfig: marloo.train,
     maremax.MAReMaxConfig: maremax.train,
+    ippo.IPPOConfig: ippo.train,
 }
 
 

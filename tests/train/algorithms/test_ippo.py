@@ -1,0 +1,162 @@
+"""IPPO: each agent's own policy and critic, trained through the command line and on scripted games
+whose rewards are known, so that its returns and its independence can be checked by hand."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+from transformers import AutoModelForCausalLM, AutoModelForTokenClassification
+
+from mrlm.envs import Outcome
+from mrlm.train.algorithms import ALGORITHMS, ippo
+from mrlm.train.algorithms.ippo import IPPOConfig
+from mrlm.train.algorithms.multi_agent import collect_rows
+from mrlm.train.algorithms.onpolicy import TaskSeeds
+from mrlm.train.cli import main
+from mrlm.train.generation import SamplingParams
+from mrlm.train.loop import DistributedConfig, OptimConfig, RunConfig, TrainingSession
+from mrlm.train.rollout import RolloutEngine
+from mrlm.train.rollout.batch import collate
+from mrlm.train.tiny import build_tiny_model
+from mrlm.train.value import VALUE_HEAD_FILE, PolicyWithValueHead
+from tests.train.rollout.scripted_multi import Coordinate, DigitGenerator, Relay
+
+
+def _small(output_dir: Path, **changes: Any) -> IPPOConfig:
+    settings: dict[str, Any] = {
+        "prompts_per_step": 2,
+        "max_new_tokens": 4,
+        "num_iterations": 2,
+        "mini_batch_size": 2,
+        "run": RunConfig(output_dir=str(output_dir), max_steps=2, progress_bar=False),
+        "optim": OptimConfig(learning_rate=1e-3),
+    }
+    settings.update(changes)
+    return IPPOConfig(**settings)
+
+
+def _metrics(run: Path) -> list[dict[str, float]]:
+    return [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+
+
+@pytest.mark.slow
+def test_each_agent_trains_its_own_policy_and_critic_from_the_command_line(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    argv = ["ippo", "--env-id", "mrlm/TeamSum-v0", "--critic", "model", "--prompts-per-step", "2"]
+    argv += ["--max-new-tokens", "6", "--run.output-dir", str(out), "--run.max-steps", "2"]
+    argv += ["--run.no-progress-bar"]
+    assert main(argv) == 0
+    rows = _metrics(out)
+    assert [row["step"] for row in rows] == [1, 2]
+    for key in (
+        *ippo.METRICS,
+        "policy/first/loss",
+        "value/second/loss",
+        "agent/first/reward",
+        "grad_norm/critic_second",
+        "lr/critic_first",
+    ):
+        key = key.replace("<agent>", "second")
+        assert key in rows[0], key
+    assert rows[0]["lr/critic_first"] == pytest.approx(1e-4)  # the critics' own rate
+    for agent in ("first", "second"):
+        AutoModelForCausalLM.from_pretrained(out / "final" / agent)
+        critic = AutoModelForTokenClassification.from_pretrained(out / "final" / f"critic_{agent}")
+        assert critic.config.num_labels == 1
+
+
+def test_returns_are_the_team_rewards_still_to_come(tokenizer: Any, tmp_path: Path) -> None:
+    """Relay pays the mover a tenth of the move number and the others -0.01, and everyone +1 at the
+    end. With team credit, gamma = lambda = 1, each reply token's return is the sum, over the
+    agent's turns from this one on, of the mean reward of the episode's agents for that turn."""
+    config = _small(tmp_path / "run", whiten_advantages=False, lam=1.0, gamma=1.0, max_turns=2)
+    engine = RolloutEngine(
+        lambda: Relay(num_agents=2, rounds=2),
+        DigitGenerator(tokenizer),
+        tokenizer,
+        SamplingParams(max_new_tokens=4),
+    )
+    with engine:
+        collected = collect_rows(engine, TaskSeeds(0, 0, 1), config)
+    rows = collected.rows
+    by_episode: dict[int | None, list[list[float]]] = {}
+    for row in rows:
+        by_episode.setdefault(row.episode, []).append(list(row.turn_rewards))
+    models = {agent: PolicyWithValueHead(build_tiny_model(tokenizer, seed=0)) for agent in ("r0", "r1")}
+    run = RunConfig(output_dir=str(tmp_path / "session"), progress_bar=False)
+    with TrainingSession(models, run=run, optim=OptimConfig(), dist=DistributedConfig()) as session:
+        for agent in ("r0", "r1"):
+            own = [i for i, row in enumerate(rows) if row.agent == agent]
+            credited = [dataclasses.replace(rows[i], turn_rewards=collected.turn_rewards[i]) for i in own]
+            batch = collate(credited, tokenizer.pad_token_id)
+            targets = ippo.prepare_agent(session, agent, batch, config)
+            for n, i in enumerate(own):
+                turns = by_episode[rows[i].episode]
+                team = [sum(agent_turns[k] for agent_turns in turns) / len(turns) for k in range(2)]
+                for k, (start, end) in enumerate(rows[i].turn_spans):
+                    expected = sum(team[k:])
+                    got = targets.returns[n, start:end]
+                    assert torch.allclose(got, torch.full_like(got, expected), rtol=1e-5), (agent, k)
+            # The value heads start at zero: the advantages are the returns.
+            assert torch.allclose(targets.advantages, targets.returns * batch.mask, rtol=1e-5, atol=1e-7)
+    # Not vacuous: the team's credit differs from what the env paid each agent.
+    assert any(list(row.turn_rewards) != collected.turn_rewards[i] for i, row in enumerate(rows))
+
+
+def test_an_agent_learns_only_from_its_own_rewards(tmp_path: Path) -> None:
+    """p1 is never paid anything: with its own credit, a zero critic and zero rewards, its policy
+    gets no gradient, while p0, paid by its digit, does."""
+
+    class OnlyFirst(Coordinate):
+        def _act(self, actions: Any) -> Outcome:
+            outcome = super()._act(actions)
+            rewards = {agent: reward if agent == "p0" else 0.0 for agent, reward in outcome.rewards.items()}
+            return Outcome(rewards=rewards, done=outcome.done, infos=outcome.infos)
+
+    config = _small(tmp_path / "run", env_id="only-first", credit="agent", group_size=2, temperature=2.0)
+    ippo.train(config, env=OnlyFirst)
+    rows = _metrics(tmp_path / "run")
+    assert all(row["grad_norm/p1"] == 0.0 for row in rows)
+    assert all(row["value/p1/loss"] == 0.0 for row in rows)
+    assert rows[0]["grad_norm"] > 0  # p0's
+    assert rows[0]["agent/p0/reward"] > 0 and rows[0]["agent/p1/reward"] == 0
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"policies": "shared"}, "policies='per_agent'"),
+        ({"group_by": "agent_turn"}, "group_by set the MAGRPO family"),
+        ({"dynamic_sampling": True, "aggregation": "token_mean"}, "aggregation, dynamic_sampling"),
+        ({"critic_model": "tiny"}, 'needs critic="model"'),
+        ({"lam": 1.5}, "gamma and lam"),
+        ({"vf_coef": -1.0}, "vf_coef must not be negative"),
+        ({"group_size": 0}, "group_size must be at least 1"),
+    ],
+)
+def test_settings_that_do_not_fit_are_refused(tmp_path: Path, changes: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        _small(tmp_path / "run", **changes)
+
+
+def test_a_value_head_is_saved_beside_each_agents_policy(tmp_path: Path) -> None:
+    run = RunConfig(output_dir=str(tmp_path / "run"), max_steps=1, progress_bar=False)
+    final = ippo.train(_small(tmp_path / "run", env_id="coordinate", run=run), env=Coordinate)
+    for agent in ("p0", "p1"):
+        assert (final / agent / VALUE_HEAD_FILE).is_file()
+        AutoModelForCausalLM.from_pretrained(final / agent)
+
+
+def test_ippo_is_listed() -> None:
+    assert "ippo" in ALGORITHMS
+
+
+def test_every_documented_metric_is_in_the_guide() -> None:
+    text = (Path(__file__).parents[3] / "docs" / "multi_agent.md").read_text()
+    for key in ippo.METRICS:
+        assert f"`{key}`" in text, key
