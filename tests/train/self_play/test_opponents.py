@@ -5,6 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from mrlm.train.algorithms.magrpo import MAGRPOConfig
+from mrlm.train.algorithms.multi_agent import collect_rows
+from mrlm.train.algorithms.onpolicy import TaskSeeds
 from mrlm.train.generation import SamplingParams
 from mrlm.train.rollout import Policy, RolloutEngine
 from mrlm.train.self_play import FixedReply
@@ -56,3 +59,10 @@ def test_the_deal_and_the_engine_continue_from_the_state(tokenizer: Any) -> None
         (row.agent, row.group, row.episode) for row in b
     ]
 
+
+def test_the_step_trains_on_the_learner_rows_only(tokenizer: Any, tmp_path: Any) -> None:
+    config = MAGRPOConfig(credit="agent", group_size=2, prompts_per_step=2, opponent_pool=2)
+    collected = collect_rows(_rollout(tokenizer), TaskSeeds(base=0, rank=0, world_size=1), config)
+    assert [row.agent for row in collected.rows] == ["north", "north", "south", "south"]
+    assert {row.policy for row in collected.rows} == {"policy"}
+    assert collected.rewards.tolist() == [1.0] * 4
