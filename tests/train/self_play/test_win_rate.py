@@ -52,6 +52,14 @@ def test_the_player_takes_every_seat_once_per_task(tokenizer: Any) -> None:
     assert record.win_rate == 0.5
 
 
+def test_no_tasks_no_games(tokenizer: Any) -> None:
+    """A process left without evaluation tasks (more processes than tasks) counts nothing."""
+    assert (
+        play_record(Longer, _says(tokenizer, LONG), _says(tokenizer, SHORT), [], sampling=SAMPLING)
+        == Record()
+    )
+
+
 def test_records_add_up_and_an_empty_one_has_no_rate() -> None:
     assert Record(1, 2, 3) + Record(4, 0, 1) == Record(5, 2, 4)
     assert Record().win_rate == 0.0

@@ -36,6 +36,7 @@ from mrlm.train.loop.fsdp import gathered_weights
 from mrlm.train.policy import load_policy
 from mrlm.train.rollout import Policy, RolloutEngine
 from mrlm.train.rollout.envs import EnvFactory
+from mrlm.train.rollout.policies import AgentPolicies
 from mrlm.train.self_play.fixed_reply import FixedReply
 from mrlm.train.self_play.opponents import OpponentRollout
 from mrlm.train.self_play.pool import SnapshotPool, load_snapshot, take_snapshot
@@ -156,17 +157,8 @@ class SelfPlay:
                 "rule": Policy(FixedReply(tokenizer, self.config.rule_reply), tokenizer),
             }
             for name, opponent in opponents.items():
-                records[name] = (
-                    play_record(
-                        self.make_env,
-                        player,
-                        opponent,
-                        seeds,
-                        sampling=greedy,
-                        max_turns=self.config.max_turns,
-                    )
-                    if seeds
-                    else Record()
+                records[name] = play_record(
+                    self.make_env, player, opponent, seeds, sampling=greedy, max_turns=self.config.max_turns
                 )
         merged: dict[str, Record] = {}
         for part in session.gather_object(records):
@@ -196,7 +188,7 @@ class SelfPlay:
     def _policy(self, model: torch.nn.Module) -> Policy:
         return Policy(HFGenerator(model, self.tokenizer), self.tokenizer)
 
-    def _engine(self, policies: Mapping[str, Policy], agent_policies: Any) -> RolloutEngine:
+    def _engine(self, policies: Mapping[str, Policy], agent_policies: AgentPolicies) -> RolloutEngine:
         config = self.config
         return RolloutEngine(
             self.make_env,

@@ -68,8 +68,8 @@ def play_record(
 ) -> Record:
     """Play ``player`` from every seat of ``env`` on each seed against ``opponent``; count the outcomes.
 
-    ``2 * len(seeds)`` games in a two-agent env. ``sampling`` applies to both sides (greedy,
-    ``temperature=0``, makes the record a deterministic function of the weights).
+    ``2 * len(seeds)`` games in a two-agent env (none without seeds). ``sampling`` applies to both
+    sides (greedy, ``temperature=0``, makes the record a deterministic function of the weights).
 
     Raises:
         ValueError: an episode in which only the player's seat has a row (the opponent never
@@ -77,6 +77,8 @@ def play_record(
     """
     make_env = env_factory(env, env_kwargs, kind)
     record = Record()
+    if not seeds:
+        return record
     for seat in _seats(make_env):
         engine = RolloutEngine(
             make_env,
