@@ -137,6 +137,7 @@ def test_an_agent_learns_only_from_its_own_rewards(tmp_path: Path) -> None:
         ({"lam": 1.5}, "gamma and lam"),
         ({"vf_coef": -1.0}, "vf_coef must not be negative"),
         ({"group_size": 0}, "group_size must be at least 1"),
+        ({"opponent_pool": 2}, "need policies='shared'"),
     ],
 )
 def test_settings_that_do_not_fit_are_refused(tmp_path: Path, changes: dict[str, Any], message: str) -> None:

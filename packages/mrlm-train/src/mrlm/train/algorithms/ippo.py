@@ -95,15 +95,15 @@ METRICS = {
     "loss": "the mean over passes of the whole objective, every agent's summed",
     "policy/loss": "clipped surrogate, token mean over every agent's tokens",
     "policy/clip_fraction": "share of tokens whose ratio was clipped",
-    "policy/approx_kl": "k3 estimate of KL(sampling policy || updated policy)",
+    "policy/approx_kl": "k3 estimate of the KL from the sampling policy to the updated one",
     "value/loss": "clipped value loss, token mean",
     "value/clip_fraction": "share of tokens where the clipped value term was the larger",
     "value/<agent>/mean": "mean value of the agent's critic at sampling time",
     "value/<agent>/explained_variance": "1 - Var(R - V) / Var(R) of the agent's critic, over every process's tokens",
     "returns/<agent>/mean": "mean GAE return of the agent (its critic's target)",
-    "kl": "mean per-token KL(policy || reference) at sampling time, every agent's (k1; 0 without a reference)",
+    "kl": "mean per-token KL from the policy to its reference at sampling time, every agent's (k1; 0 without one)",
     "epochs": "passes over the batch run (fewer than num_iterations when target_kl stopped them)",
-    "grad_norm": "the first model's gradient norm before clipping (grad_norm/<name> for the others)",
+    "grad_norm": "the first model's gradient norm before clipping (`grad_norm/<name>` for the others)",
     "lr": "the first model's learning rate",
     "tokens": "trained tokens of the step, over all processes and agents",
     "tokens_per_s": "trained tokens per second of the step",
@@ -180,6 +180,7 @@ class IPPOConfig(MultiAgentConfig):
                 f"{', '.join(changed)} set the MAGRPO family's group advantages and loss; IPPO's "
                 "advantages come from each agent's critic (GAE) and its loss is PPO's"
             )
+
         if not (0.0 <= self.gamma <= 1.0 and 0.0 <= self.lam <= 1.0):
             raise ValueError(f"gamma and lam must be in [0, 1], got {self.gamma} and {self.lam}")
         negative = [

@@ -34,6 +34,11 @@ are this step with a different baseline. One step:
 With one iteration on fresh samples the ratio is 1 and the clipped loss has the gradient of
 ``-A * log pi(y)`` (CoMLRL's loss up to the per-sequence mean); more passes, clipping and the KL go
 beyond it.
+
+Self-play (shared policy, ``credit="agent"``): with ``opponent_pool`` the policy plays one seat per
+task against a frozen past snapshot of itself and trains on its own rows only; with ``eval_every``
+it logs its win rates against its initial weights and a rule-based opponent
+(:mod:`mrlm.train.self_play.training`).
 """
 
 from __future__ import annotations
@@ -80,6 +85,10 @@ from mrlm.train.policy import ModelConfig, load_policy
 from mrlm.train.rollout import Policy, RolloutEngine, Trajectory
 from mrlm.train.rollout.batch import RolloutBatch, collate, reward_tensor
 from mrlm.train.rollout.envs import EnvFactory, env_factory
+from mrlm.train.self_play import DEBATE_SLOGAN
+from mrlm.train.self_play.opponents import OpponentRollout
+from mrlm.train.self_play.training import SelfPlay, frozen_models
+from mrlm.train.self_play.training import check_settings as check_self_play
 from mrlm.train.value import causal_lm
 
 #: The single policy's name when every agent shares one model.
@@ -159,6 +168,20 @@ class MultiAgentConfig:
     max_sampling_rounds: int = 4
     """With dynamic_sampling: rollout rounds per step before training on what there is."""
 
+    opponent_pool: int = 0
+    """Self-play against past snapshots: the policy plays one seat per task against one of its last
+    opponent_pool snapshots (the initial one always kept), learning from its own seat only; 0: it plays
+    every seat. Needs policies='shared' and credit='agent' (see mrlm.train.self_play.training)."""
+    snapshot_every: int = 10
+    """With opponent_pool: steps between snapshots of the policy added to the pool."""
+    eval_every: int = 0
+    """Log win_rate/initial and win_rate/rule (the policy against its initial weights and against
+    rule_reply, from every seat, greedy) every this many steps; 0: never."""
+    eval_tasks: int = 8
+    """With eval_every: the fixed tasks (env seeds) of each win-rate evaluation."""
+    rule_reply: str = DEBATE_SLOGAN
+    """With eval_every: the reply the rule-based opponent gives to everything."""
+
     run: RunConfig = field(default_factory=lambda: RunConfig(output_dir="runs/magrpo", max_steps=50))
     """Output directory, steps, seed, checkpoints, logging."""
     optim: OptimConfig = field(default_factory=lambda: OptimConfig(learning_rate=1e-4))
@@ -196,6 +219,7 @@ class MultiAgentConfig:
                 "group_by='agent_turn' compares the turns of aligned episodes: it needs joint='align'"
             )
         parse_env_kwargs(self.env_kwargs)
+        check_self_play(self)
 
 
 @dataclass
@@ -249,6 +273,7 @@ def train(config: MultiAgentConfig, estimator: Estimator, *, env: EnvFactory | N
     # Each policy's reference is its initial weights, frozen; the session places (and shards) them.
     references = load_policies(config, agents)[0] if config.kl_coef > 0 else {}
     frozen = {REFERENCE_PREFIX + name: model for name, model in references.items()}
+    frozen.update(frozen_models(config))  # self-play's opponent and initial policy, if any
     with TrainingSession(
         models,
         frozen=frozen,
@@ -257,17 +282,26 @@ def train(config: MultiAgentConfig, estimator: Estimator, *, env: EnvFactory | N
         dist=config.dist,
         config=dataclasses.asdict(config),
     ) as session:
-        engine = rollout_engine(config, session, tokenizers, make_env)
+        play = SelfPlay(config, session, tokenizers[session.model_names[0]], make_env, agents)
+        engine = play.rollout or rollout_engine(config, session, tokenizers, make_env)
         seeds = run_task_seeds(config, session)
         state = session.restore()
         if state:
             seeds.cursor = int(state["seed_cursor"])
             engine.load_state_dict(state["engine"])
+            play.load_state_dict(state.get("self_play", {}))
         with engine:
             while session.step < config.run.max_steps:
-                stats, extra = train_step(session, engine, seeds, config, tokenizers, estimator)
-                session.log({**dataclasses.asdict(stats), **extra})
-                session.maybe_save({"seed_cursor": seeds.cursor, "engine": engine.state_dict()})
+                with play.opponent() as opponent:
+                    stats, extra = train_step(session, engine, seeds, config, tokenizers, estimator)
+                session.log({**dataclasses.asdict(stats), **extra, **opponent, **play.evaluate()})
+                session.maybe_save(
+                    {
+                        "seed_cursor": seeds.cursor,
+                        "engine": engine.state_dict(),
+                        "self_play": play.state_dict(),
+                    }
+                )
         tokenizer = tokenizers[SHARED] if config.policies == "shared" else tokenizers
         return session.save_final(tokenizer)
 
@@ -389,7 +423,9 @@ class Collected:
     """Share of the sampled joint episodes every agent of which earned a positive reward."""
 
 
-def collect_rows(engine: RolloutEngine, seeds: TaskSeeds, config: MultiAgentConfig) -> Collected:
+def collect_rows(
+    engine: RolloutEngine | OpponentRollout, seeds: TaskSeeds, config: MultiAgentConfig
+) -> Collected:
     """Rollout and credit: ``prompts_per_step`` tasks; with dynamic sampling, groups whose credited
     rewards are all equal are dropped and more tasks sampled until every agent has
     ``prompts_per_step`` groups with signal (or ``max_sampling_rounds`` rollouts were made).
@@ -444,7 +480,7 @@ def collect_rows(engine: RolloutEngine, seeds: TaskSeeds, config: MultiAgentConf
 
 def train_step(
     session: TrainingSession,
-    engine: RolloutEngine,
+    engine: RolloutEngine | OpponentRollout,
     seeds: TaskSeeds,
     config: MultiAgentConfig,
     tokenizers: dict[str, Any],
