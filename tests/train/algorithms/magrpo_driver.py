@@ -34,6 +34,7 @@ from typing import Any
 
 import torch
 
+from mrlm.train.adapters import agent_adapters, base_references
 from mrlm.train.algorithms import magrpo, multi_agent
 from mrlm.train.algorithms.onpolicy import TaskSeeds
 from mrlm.train.chat_template import IM_END
@@ -42,6 +43,7 @@ from mrlm.train.generation.logprobs import token_logprobs
 from mrlm.train.loop import DistributedConfig, OptimConfig, RunConfig, TrainingSession
 from mrlm.train.loop.distributed import exit_process
 from mrlm.train.loop.fsdp import full_state_dict
+from mrlm.train.policy import ModelConfig
 from mrlm.train.rollout import Policy, RolloutEngine
 from mrlm.train.tiny import build_tiny_model, build_tiny_tokenizer
 from tests.train.rollout.scripted_multi import Coordinate
@@ -88,8 +90,12 @@ class ScriptedReplies:
         return [float(value) for value in logp[0, len(prompt) :]]
 
 
-def policies() -> tuple[dict[str, Any], dict[str, Any]]:
-    """Agent p0's policy (the default tiny model) and p1's (smaller, on a smaller vocabulary)."""
+def policies(kind: str = "per_agent") -> tuple[dict[str, Any], dict[str, Any]]:
+    """Agent p0's policy (the default tiny model) and p1's (smaller, on a smaller vocabulary); with
+    ``kind="lora"``, each agent's LoRA adapter (rank 4) of one default tiny base."""
+    if kind == "lora":
+        views, tokenizer = agent_adapters(ModelConfig(name_or_path="tiny", lora_r=4), ["p0", "p1"], seed=0)
+        return dict(views), {"p0": tokenizer, "p1": tokenizer}
     tokenizers = {"p0": build_tiny_tokenizer(), "p1": build_tiny_tokenizer(vocab_size=384)}
     models = {
         "p0": build_tiny_model(tokenizers["p0"], seed=0),
@@ -98,11 +104,13 @@ def policies() -> tuple[dict[str, Any], dict[str, Any]]:
     return models, tokenizers
 
 
-def run(output_dir: str, report_dir: str, strategy: str, kl_coef: float, aggregation: str) -> dict[str, Any]:
-    models, tokenizers = policies()
+def run(
+    output_dir: str, report_dir: str, strategy: str, kl_coef: float, aggregation: str, kind: str = "per_agent"
+) -> dict[str, Any]:
+    models, tokenizers = policies(kind)
     config = magrpo.MAGRPOConfig(
         env_id="coordinate",
-        policies="per_agent",
+        policies=kind,  # type: ignore[arg-type]
         credit="team",
         group_size=GROUP_SIZE,
         max_new_tokens=8,
@@ -114,9 +122,11 @@ def run(output_dir: str, report_dir: str, strategy: str, kl_coef: float, aggrega
         run=RunConfig(output_dir=output_dir, max_steps=STEPS, progress_bar=False),
         optim=OptimConfig(learning_rate=1e-3),
     )
-    # Each policy's reference is its initial weights, as multi_agent.train loads them.
+    # Each policy's reference is its initial weights, as multi_agent.train loads them (with
+    # adapters: the shared base with the adapters off).
+    references = base_references(models) if kind == "lora" else policies(kind)[0]
     frozen = (
-        {multi_agent.REFERENCE_PREFIX + name: model for name, model in policies()[0].items()}
+        {multi_agent.REFERENCE_PREFIX + name: model for name, model in references.items()}
         if kl_coef > 0
         else {}
     )
@@ -170,6 +180,7 @@ if __name__ == "__main__":
     parser.add_argument("--strategy", default="auto")
     parser.add_argument("--kl-coef", type=float, default=0.0)
     parser.add_argument("--aggregation", default="sequence_mean")
+    parser.add_argument("--policies", default="per_agent", choices=["per_agent", "lora"])
     args = parser.parse_args(sys.argv[1:])
-    run(args.output_dir, args.report_dir, args.strategy, args.kl_coef, args.aggregation)
+    run(args.output_dir, args.report_dir, args.strategy, args.kl_coef, args.aggregation, args.policies)
     exit_process(0)  # see its docstring: no interpreter teardown in a worker
