@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -262,3 +263,9 @@ def test_settings_lora_cannot_run_are_refused(tmp_path: Path, changes: dict[str,
 def test_an_agent_name_peft_cannot_use_is_named() -> None:
     with pytest.raises(AdapterSetupError, match=r"\['team.lead'\]"):
         agent_adapters(ModelConfig(name_or_path="tiny"), ["team.lead", "other"], seed=0)
+
+
+def test_without_peft_the_error_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "peft", None)  # as on a machine without peft
+    with pytest.raises(ImportError, match=r"policies='lora' needs the peft package: pip install peft"):
+        agent_adapters(ModelConfig(name_or_path="tiny"), ["first", "second"], seed=0)
