@@ -9,10 +9,11 @@ model: memory stays close to one model's however many agents there are (see
 At the end every agent's adapter (``final/<agent>``) is loaded back with peft onto one copy of the
 base, the way to serve them all together.
 
-The tiny local model earns next to nothing on its own (zero advantages: the adapters stay where
-they started); give ``--model`` a model that knows the format, such as the multi-agent
-quickstart's SFT model (``--model runs/quickstart/sft/final --agents 2`` after
-``mrlm-train quickstart --multi-agent``), to watch the adapters learn.
+The untrained tiny model never writes a boxed answer, so the team earns nothing and the adapters
+stay where they started (zero advantages): the default run shows the plumbing. Give ``--model`` a
+model that knows the format, such as the multi-agent quickstart's SFT model (``--model
+runs/quickstart/sft/final --agents 2`` after ``mrlm-train quickstart --multi-agent``): some
+episodes are then paid, and the adapters move away from the base (the KL to it grows).
 
 Run (a few seconds per step on two CPU cores; the run lands in ./runs/magrpo_lora_agents)::
 
@@ -65,7 +66,7 @@ def main() -> None:
         model=model,
         group_size=4,
         prompts_per_step=2,
-        max_new_tokens=16,
+        max_new_tokens=24,  # a boxed answer after the restated sum, in the tiny tokenizer
         kl_coef=0.02,
         run=RunConfig(output_dir=str(OUT), max_steps=args.steps, progress_bar=False),
         optim=OptimConfig(learning_rate=1e-3),
