@@ -76,8 +76,9 @@ class SharedBase:
         if adapter != self.active:
             self.model.set_adapter(adapter)
             self.active = adapter
-        # set_adapter (and leaving disable_adapter) froze the other adapters; every one trains.
-        self.keep_trainable()
+            # set_adapter froze the other adapters; every one trains. Only on a switch: a forward
+            # per generated token must not walk every adapter weight.
+            self.keep_trainable()
 
     def keep_trainable(self) -> None:
         """Every adapter's weights trainable again, whatever peft switched off."""
