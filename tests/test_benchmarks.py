@@ -18,6 +18,7 @@ SMOKE_ARGS: dict[str, list[str]] = {
     "code_env_throughput.py": ["--steps", "10", "--baseline-steps", "2", "--rounds", "1", "--threads", "2"],
     "grpo_throughput.py": ["--steps", "3", "--library", "mrlm"],
     "magrpo_throughput.py": ["--steps", "2", "--warmup-steps", "1", "--sizes", "32x2", "--library", "mrlm"],
+    "magrpo_lora_memory.py": ["--size", "32x2", "--steps", "1", "--configs", "lora:1", "lora:2"],
     "ppo_throughput.py": ["--steps", "3", "--warmup-steps", "1"],
     "remote_latency.py": ["--steps", "100", "--duration", "0.3", "--clients", "1,8", "--vector-envs", "8"],
 }

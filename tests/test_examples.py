@@ -23,6 +23,7 @@ ARGS: dict[str, list[str]] = {
     "magrpo_comlrl_port.py": ["--steps", "2"],
     "magrpo_self_play_debate.py": ["--steps", "1"],
     "ippo_team_sum.py": ["--steps", "1", "--sft-steps", "2", "--tasks-per-step", "2", "--eval-tasks", "4"],
+    "magrpo_lora_agents.py": ["--steps", "1", "--agents", "2"],
     "ppo_hybrid.py": ["--warmup-steps", "30", "--samples", "1", "--ppo-steps", "2", "--ppo-prompts", "8"],
 }
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -75,10 +75,17 @@ def test_missing_pad_token_falls_back_to_eos(saved_dir: Path, tmp_path: Path) ->
     assert loaded.pad_token == loaded.eos_token == "<|im_end|>"
 
 
-@pytest.mark.skipif(importlib.util.find_spec("peft") is not None, reason="peft is installed")
-def test_lora_without_peft_says_how_to_install() -> None:
+def test_lora_without_peft_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    # None in sys.modules makes any import of peft fail, as on a machine without it.
+    monkeypatch.setitem(sys.modules, "peft", None)
     with pytest.raises(ImportError, match="pip install peft"):
         load_policy(ModelConfig(name_or_path="tiny", lora_r=8))
+
+
+def test_lora_trains_only_the_adapters() -> None:
+    model, _ = load_policy(ModelConfig(name_or_path="tiny", lora_r=4, lora_target_modules=("q_proj",)))
+    trained = [name for name, param in model.named_parameters() if param.requires_grad]
+    assert trained and all("lora_" in name and "q_proj" in name for name in trained)
 
 
 def test_config_validation() -> None:

@@ -37,6 +37,7 @@ from typing import Any
 
 import torch
 
+from mrlm.train.adapters import agent_adapters, base_references
 from mrlm.train.algorithms import ippo, magrpo, multi_agent
 from mrlm.train.algorithms.onpolicy import TaskSeeds
 from mrlm.train.chat_template import IM_END
@@ -45,6 +46,7 @@ from mrlm.train.generation.logprobs import token_logprobs
 from mrlm.train.loop import DistributedConfig, OptimConfig, RunConfig, TrainingSession
 from mrlm.train.loop.distributed import exit_process
 from mrlm.train.loop.fsdp import full_state_dict
+from mrlm.train.policy import ModelConfig
 from mrlm.train.rollout import Policy, RolloutEngine
 from mrlm.train.tiny import build_tiny_model, build_tiny_tokenizer
 from mrlm.train.value import PolicyWithValueHead, causal_lm
@@ -92,8 +94,12 @@ class ScriptedReplies:
         return [float(value) for value in logp[0, len(prompt) :]]
 
 
-def policies() -> tuple[dict[str, Any], dict[str, Any]]:
-    """Agent p0's policy (the default tiny model) and p1's (smaller, on a smaller vocabulary)."""
+def policies(kind: str = "per_agent") -> tuple[dict[str, Any], dict[str, Any]]:
+    """Agent p0's policy (the default tiny model) and p1's (smaller, on a smaller vocabulary); with
+    ``kind="lora"``, each agent's LoRA adapter (rank 4) of one default tiny base."""
+    if kind == "lora":
+        views, tokenizer = agent_adapters(ModelConfig(name_or_path="tiny", lora_r=4), ["p0", "p1"], seed=0)
+        return dict(views), {"p0": tokenizer, "p1": tokenizer}
     tokenizers = {"p0": build_tiny_tokenizer(), "p1": build_tiny_tokenizer(vocab_size=384)}
     models = {
         "p0": build_tiny_model(tokenizers["p0"], seed=0),
@@ -102,11 +108,12 @@ def policies() -> tuple[dict[str, Any], dict[str, Any]]:
     return models, tokenizers
 
 
-def trained_models(algorithm: str) -> tuple[dict[str, Any], dict[str, Any]]:
+def trained_models(
+    algorithm: str = "magrpo", kind: str = "per_agent"
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """:func:`policies`, each with a value head for IPPO."""
-    models, tokenizers = policies()
+    models, tokenizers = policies(kind)
     if algorithm == "ippo":
-        torch.manual_seed(0)  # the heads start at zero: nothing random, but keep it so
         models = {name: PolicyWithValueHead(model) for name, model in models.items()}
     return models, tokenizers
 
@@ -118,11 +125,12 @@ def run(
     kl_coef: float,
     aggregation: str,
     algorithm: str = "magrpo",
+    kind: str = "per_agent",
 ) -> dict[str, Any]:
-    models, tokenizers = trained_models(algorithm)
+    models, tokenizers = trained_models(algorithm, kind)
     settings: dict[str, Any] = {
         "env_id": "coordinate",
-        "policies": "per_agent",
+        "policies": kind,
         "credit": "team",
         "group_size": GROUP_SIZE,
         "max_new_tokens": 8,
@@ -139,9 +147,11 @@ def run(
         config = ippo.IPPOConfig(**settings, kl_in=aggregation, mini_batch_size=TASKS_PER_STEP * GROUP_SIZE)  # type: ignore[arg-type]
     else:
         config = magrpo.MAGRPOConfig(**settings, aggregation=aggregation)  # type: ignore[arg-type]
-    # Each policy's reference is its initial weights, as multi_agent.train loads them.
+    # Each policy's reference is its initial weights, as multi_agent.train loads them (with
+    # adapters: the shared base with the adapters off).
+    references = base_references(models) if kind == "lora" else policies(kind)[0]
     frozen = (
-        {multi_agent.REFERENCE_PREFIX + name: model for name, model in policies()[0].items()}
+        {multi_agent.REFERENCE_PREFIX + name: model for name, model in references.items()}
         if kl_coef > 0
         else {}
     )
@@ -203,6 +213,15 @@ if __name__ == "__main__":
         "--aggregation", default="sequence_mean", help="MAGRPO's loss aggregation, or IPPO's kl_in"
     )
     parser.add_argument("--algorithm", choices=("magrpo", "ippo"), default="magrpo")
+    parser.add_argument("--policies", default="per_agent", choices=["per_agent", "lora"])
     args = parser.parse_args(sys.argv[1:])
-    run(args.output_dir, args.report_dir, args.strategy, args.kl_coef, args.aggregation, args.algorithm)
+    run(
+        args.output_dir,
+        args.report_dir,
+        args.strategy,
+        args.kl_coef,
+        args.aggregation,
+        args.algorithm,
+        args.policies,
+    )
     exit_process(0)  # see its docstring: no interpreter teardown in a worker

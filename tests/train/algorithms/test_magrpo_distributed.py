@@ -55,13 +55,16 @@ def _one_thread() -> Iterator[None]:
 
 
 def _assert_same_training(
-    ours: dict[str, torch.Tensor], theirs: dict[str, torch.Tensor], algorithm: str = "magrpo"
+    ours: dict[str, torch.Tensor],
+    theirs: dict[str, torch.Tensor],
+    algorithm: str = "magrpo",
+    kind: str = "per_agent",
 ) -> None:
     """Each trained tensor moved from its initial value as in ``theirs``, up to 1e-3 of the move
     (different processes sum in different orders; two processes reach about 2e-5)."""
     initial = {
         f"{name}/{key}": value
-        for name, model in trained_models(algorithm)[0].items()
+        for name, model in trained_models(algorithm, kind)[0].items()
         for key, value in model.state_dict().items()
     }
     assert set(ours) == set(theirs) == set(initial)
@@ -73,27 +76,48 @@ def _assert_same_training(
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    ("strategy", "kl_coef", "aggregation"), [("ddp", 0.0, "token_mean"), ("fsdp", 0.1, "sequence_mean")]
+    ("strategy", "kl_coef", "aggregation", "kind"),
+    [
+        ("ddp", 0.0, "token_mean", "per_agent"),
+        ("fsdp", 0.1, "sequence_mean", "per_agent"),
+        ("ddp", 0.1, "sequence_mean", "lora"),
+    ],
 )
 def test_two_processes_match_one_process(
-    strategy: str, kl_coef: float, aggregation: str, tmp_path: Path
+    strategy: str, kl_coef: float, aggregation: str, kind: str, tmp_path: Path
 ) -> None:
     """Two steps of two policies (of different sizes and vocabularies) on scripted two-round
     episodes, team credit, two passes over the batch in micro-batches of one row; under DDP the
     loss averaged over tokens (the processes hold different numbers), under FSDP a sharded
     reference per policy (KL in the loss): each process's metrics (every one but timings, per
     policy and per agent too) and both policies' trained weights equal those of one process on
-    the whole batch."""
+    the whole batch. With ``kind="lora"`` the policies are two adapters of one tiny base, each
+    view wrapped in DDP of its own, the reference the base with the adapters off."""
     with _one_thread():
         single = run_driver(
-            str(tmp_path / "single"), str(tmp_path / "single-report"), "single", kl_coef, aggregation
+            str(tmp_path / "single"),
+            str(tmp_path / "single-report"),
+            "single",
+            kl_coef,
+            aggregation,
+            kind=kind,
         )
     assert {"grad_norm/p1", "policy/p0/clip_fraction", "policy/p1/kl", "agent/p1/reward"} <= set(
         single["metrics"][0]
     )
     assert (single["metrics"][-1]["kl"] > 0) == (kl_coef > 0)
     args = ["-m", DRIVER, "--output-dir", str(tmp_path / "run"), "--report-dir", str(tmp_path / "reports")]
-    result = _torchrun(*args, "--strategy", strategy, "--kl-coef", str(kl_coef), "--aggregation", aggregation)
+    args += [
+        "--strategy",
+        strategy,
+        "--kl-coef",
+        str(kl_coef),
+        "--aggregation",
+        aggregation,
+        "--policies",
+        kind,
+    ]
+    result = _torchrun(*args)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-5000:]
     for rank in range(2):
         report: dict[str, Any] = json.loads((tmp_path / "reports" / f"rank-{rank}.json").read_text())
@@ -103,7 +127,9 @@ def test_two_processes_match_one_process(
             for key, value in theirs.items():
                 assert ours[key] == pytest.approx(value, rel=1e-4, abs=1e-6), (rank, key)
     _assert_same_training(
-        torch.load(tmp_path / "reports" / "weights.pt"), torch.load(tmp_path / "single-report" / "weights.pt")
+        torch.load(tmp_path / "reports" / "weights.pt"),
+        torch.load(tmp_path / "single-report" / "weights.pt"),
+        kind=kind,
     )
 
 

@@ -211,20 +211,32 @@ def _ensure_pad_token(tokenizer: Any) -> None:
 
 
 def _apply_lora(model: Any, config: ModelConfig) -> Any:
+    peft = import_peft(f"lora_r={config.lora_r}", "or set lora_r=0")
+    return peft.get_peft_model(model, lora_config(config))
+
+
+def import_peft(needed_by: str, alternative: str) -> Any:
+    """The peft module; an ImportError saying how to install it when it is missing.
+
+    ``needed_by`` names the setting that needs it and ``alternative`` what to do instead, as in
+    "lora_r=8 needs the peft package: pip install peft (or set lora_r=0)".
+    """
     try:
-        peft = importlib.import_module("peft")
+        return importlib.import_module("peft")
     except ImportError as err:
-        raise ImportError(
-            f"lora_r={config.lora_r} needs the peft package: pip install peft (or set lora_r=0)"
-        ) from err
+        raise ImportError(f"{needed_by} needs the peft package: pip install peft ({alternative})") from err
+
+
+def lora_config(config: ModelConfig, rank: int | None = None) -> Any:
+    """The peft ``LoraConfig`` of ``config``'s LoRA fields, with rank ``rank`` (default ``lora_r``)."""
+    peft = import_peft(f"lora_r={config.lora_r}", "or set lora_r=0")
     targets: list[str] | str = (
         list(config.lora_target_modules) if config.lora_target_modules is not None else "all-linear"
     )
-    lora = peft.LoraConfig(
-        r=config.lora_r,
+    return peft.LoraConfig(
+        r=config.lora_r if rank is None else rank,
         lora_alpha=config.lora_alpha,
         lora_dropout=config.lora_dropout,
         target_modules=targets,
         task_type="CAUSAL_LM",
     )
-    return peft.get_peft_model(model, lora)

@@ -8,7 +8,9 @@ are this step with a different baseline. One step:
    every agent plays joint episode ``j``; ``joint="cross"``: every combination of the agents'
    samples is played (see :mod:`mrlm.train.rollout.cross`). Each agent's side of an episode is one
    row, played by its policy: one model shared by every agent (``policies="shared"``, roles from
-   the agents' system prompts) or one model per agent (``policies="per_agent"``);
+   the agents' system prompts), one model per agent (``policies="per_agent"``), or one frozen base
+   model with one LoRA adapter per agent (``policies="lora"``, :mod:`mrlm.train.adapters`: each
+   agent a policy of its own for about one model's memory);
 2. **credit**: a row's reward ``r`` is what the env paid its agent over the episode
    (``credit="agent"``: competitive or mixed games), or the team's, the mean over the episode's
    agents (``credit="team"``: cooperation; see :func:`~mrlm.train.ops.credit.team_rewards`); with
@@ -54,6 +56,7 @@ from typing import Any, ClassVar, Literal
 
 import torch
 
+from mrlm.train.adapters import AdapterSetupError, agent_adapters, base_references
 from mrlm.train.algorithms.grpo import grpo_loss
 from mrlm.train.algorithms.onpolicy import (
     LossFn,
@@ -96,7 +99,7 @@ SHARED = "policy"
 #: The prefix of each policy's frozen reference in the session (``reference_<policy>``).
 REFERENCE_PREFIX = "reference_"
 
-Sharing = Literal["shared", "per_agent"]
+Sharing = Literal["shared", "per_agent", "lora"]
 
 
 class MultiAgentSetupError(ValueError):
@@ -119,9 +122,11 @@ class MultiAgentConfig:
     kind: Literal["parallel", "aec"] | None = None
     """The env's API: "parallel" (agents act together) or "aec" (in turns); None: the id's default."""
     policies: Sharing = "shared"
-    """One model for every agent ("shared"), or one model per agent ("per_agent")."""
+    """One model for every agent ("shared"), one model per agent ("per_agent"), or one frozen base
+    with one LoRA adapter per agent ("lora": model.lora_* set the adapters, lora_r 0 meaning rank 8)."""
     model: ModelConfig = field(default_factory=lambda: ModelConfig(name_or_path="tiny"))
-    """The policy (shared), or every agent's starting model (per_agent) unless agent_models names one."""
+    """The policy (shared), every agent's starting model (per_agent) unless agent_models names one,
+    or the base every agent's adapter adapts (lora)."""
     agent_models: dict[str, str] = field(default_factory=dict)
     """With per_agent: a model name or path for some agents, by agent name (others start from model)."""
 
@@ -205,8 +210,14 @@ class MultiAgentConfig:
             raise ValueError(
                 "prompts_per_step, micro_batch_size, num_iterations and max_sampling_rounds must be at least 1"
             )
-        if self.policies not in ("shared", "per_agent"):
-            raise ValueError(f"policies must be 'shared' or 'per_agent', got {self.policies!r}")
+        if self.policies not in ("shared", "per_agent", "lora"):
+            raise ValueError(f"policies must be 'shared', 'per_agent' or 'lora', got {self.policies!r}")
+        if self.policies == "lora" and self.dist.strategy == "fsdp":
+            raise AdapterSetupError(
+                "policies='lora' does not run under FSDP: it would shard each agent's adapter but not the "
+                "base they share; use dist.strategy='ddp' (the adapters are small, the frozen base is not "
+                "reduced), or policies='per_agent'"
+            )
         if self.agent_models and self.policies != "per_agent":
             raise ValueError("agent_models gives each agent its own model: it needs policies='per_agent'")
         if self.joint == "cross" and self.credit == "team":
@@ -258,7 +269,8 @@ def train(config: MultiAgentConfig, estimator: Estimator, *, env: EnvFactory | N
     of ``config.env_id``, which then only names it in metrics.
 
     The final directory holds the shared policy, or one directory per agent (``final/<agent>``),
-    each with ``save_pretrained`` weights and its tokenizer.
+    each with ``save_pretrained`` weights and its tokenizer; with ``policies="lora"`` each holds the
+    agent's peft adapter (``PeftModel.from_pretrained(base, final/<agent>)`` loads it on the base).
     """
     check_output_dir(config.run.output_dir)  # before the models load, which may take minutes
     if env is not None and parse_env_kwargs(config.env_kwargs):
@@ -271,7 +283,12 @@ def train(config: MultiAgentConfig, estimator: Estimator, *, env: EnvFactory | N
     agents = env_agents(make_env)
     models, tokenizers = load_policies(config, agents)
     # Each policy's reference is its initial weights, frozen; the session places (and shards) them.
-    references = load_policies(config, agents)[0] if config.kl_coef > 0 else {}
+    # With adapters that is the shared base with the adapters off: no second copy.
+    references: dict[str, Any] = {}
+    if config.kl_coef > 0:
+        references = (
+            base_references(models) if config.policies == "lora" else load_policies(config, agents)[0]
+        )
     frozen = {REFERENCE_PREFIX + name: model for name, model in references.items()}
     frozen.update(frozen_models(config))  # self-play's opponent and initial policy, if any
     with TrainingSession(
@@ -327,7 +344,8 @@ def env_agents(make_env: EnvFactory) -> list[str]:
 
 def load_policies(config: MultiAgentConfig, agents: Sequence[str]) -> tuple[dict[str, Any], dict[str, Any]]:
     """The models to train and their tokenizers, by policy name: ``{"policy": ...}`` when shared,
-    else one per agent (``agent_models`` or ``model``).
+    else one per agent (``agent_models`` or ``model``; with ``"lora"``, each agent's
+    :class:`~mrlm.train.adapters.AgentAdapter` of one shared base, adapters seeded from ``run.seed``).
 
     Raises:
         MultiAgentSetupError: ``agent_models`` names an agent the env does not have.
@@ -335,6 +353,9 @@ def load_policies(config: MultiAgentConfig, agents: Sequence[str]) -> tuple[dict
     if config.policies == "shared":
         model, tokenizer = load_policy(config.model)
         return {SHARED: model}, {SHARED: tokenizer}
+    if config.policies == "lora":
+        views, tokenizer = agent_adapters(config.model, agents, seed=config.run.seed)
+        return dict(views), dict.fromkeys(agents, tokenizer)
     unknown = sorted(set(config.agent_models) - set(agents))
     if unknown:
         raise MultiAgentSetupError(
@@ -362,7 +383,7 @@ def rollout_engine(
         make_env,
         policies,
         sampling=sampling,
-        # Shared: every agent plays the one policy; per agent: each plays the policy named like it.
+        # Shared: every agent plays the one policy; otherwise each plays the policy named like it.
         agent_policies=(lambda agent: SHARED) if config.policies == "shared" else None,
         joint=config.joint,
         env_id=config.env_id,
