@@ -107,7 +107,7 @@ class QuickstartConfig:
     """Multi-agent: tasks with a demonstration for each agent in the SFT warm-up."""
     team_sft_steps: int = 120
     """Multi-agent: SFT optimizer steps."""
-    magrpo_steps: int = 100
+    magrpo_steps: int = 160
     """Multi-agent: MAGRPO steps."""
     magrpo_learning_rate: float = 5e-4
     """Multi-agent: MAGRPO learning rate of each agent's model."""
