@@ -15,8 +15,8 @@
    model and trained together (``policies="per_agent"``) on every combination of their samples
    (``joint="cross"``: each sample is credited with its mean team reward over the partner's),
    sampled at temperature 0.5, so that the samples stay close to the greedy replies the team is
-   evaluated on (at 1, the half-trained agents' samples are mostly slips their greedy replies never
-   make; see docs/multi_agent.md for the measurements);
+   evaluated on (at 1, more than half of a half-trained agent's samples are wrong on sums its
+   greedy replies get right; see docs/multi_agent.md for the measurements);
 6. evaluation with each agent's own trained model, a table of team success per stage, and the
    team's reward curve as a PNG.
 
