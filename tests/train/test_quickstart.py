@@ -48,9 +48,10 @@ def test_the_env_scores_every_demonstration_as_correct(tmp_path: Path) -> None:
         ({"ppo_steps": 0}, "at least 1"),
         ({"magrpo_steps": 0}, "at least 1"),
         ({"team_demonstrations": 0}, "at least 1"),
+        ({"magrpo_temperature": 0.0}, "magrpo_temperature must be > 0"),
     ],
 )
-def test_bad_budgets_are_refused(overrides: dict[str, int], message: str) -> None:
+def test_bad_budgets_are_refused(overrides: dict[str, float], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         QuickstartConfig(**overrides)  # type: ignore[arg-type]
 
@@ -116,7 +117,7 @@ def test_the_multi_agent_quickstart_runs_with_tiny_budgets(
         "--prompts-per-step",
         "2",
     ]
-    argv += ["--group-size", "2", "--max-new-tokens", "8", "--no-progress-bar"]
+    argv += ["--group-size", "2", "--max-new-tokens", "8", "--magrpo-temperature", "0.7", "--no-progress-bar"]
     assert main(argv) == 0
     printed = capsys.readouterr().out
     for row in ("untrained", "after SFT", "after SFT + MAGRPO"):
@@ -127,6 +128,9 @@ def test_the_multi_agent_quickstart_runs_with_tiny_budgets(
     assert len((out / "demonstrations.jsonl").read_text().splitlines()) == 8  # 4 tasks x 2 agents
     for agent in ("first", "second"):
         assert (out / "magrpo" / "final" / agent / "config.json").is_file()
+    # MAGRPO samples at its own temperature, not at the single-agent quickstart's.
+    magrpo_config = (out / "magrpo" / "config.yaml").read_text().splitlines()
+    assert "temperature: 0.7" in magrpo_config
 
 
 def test_every_team_demonstration_earns_the_team_reward(tmp_path: Path) -> None:

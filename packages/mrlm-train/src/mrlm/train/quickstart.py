@@ -93,7 +93,7 @@ class QuickstartConfig:
     critic_learning_rate: float = 1e-3
     """PPO learning rate of the critic."""
     temperature: float = 1.0
-    """Sampling temperature of the RL rollouts (evaluations are greedy)."""
+    """Sampling temperature of the GRPO and PPO rollouts (evaluations are greedy)."""
     dynamic_sampling: bool = True
     """Skip problems whose replies all score the same and sample others instead (DAPO)."""
     max_new_tokens: int = 24
@@ -103,14 +103,17 @@ class QuickstartConfig:
     multi_agent: bool = False
     """Run the multi-agent quickstart instead: two agents on mrlm/TeamSum-v0, SFT then MAGRPO with one
     model per agent (see mrlm.train.quickstart_team)."""
-    team_demonstrations: int = 10
+    team_demonstrations: int = 40
     """Multi-agent: tasks with a demonstration for each agent in the SFT warm-up."""
-    team_sft_steps: int = 150
+    team_sft_steps: int = 120
     """Multi-agent: SFT optimizer steps."""
-    magrpo_steps: int = 60
+    magrpo_steps: int = 160
     """Multi-agent: MAGRPO steps."""
     magrpo_learning_rate: float = 5e-4
     """Multi-agent: MAGRPO learning rate of each agent's model."""
+    magrpo_temperature: float = 0.5
+    """Multi-agent: sampling temperature of the MAGRPO rollouts (evaluations are greedy). Below 1, the
+    samples stay close to the greedy replies that the team is evaluated on."""
 
     def __post_init__(self) -> None:
         if not 1 <= self.demonstrations <= len(easy_problems(0)):
@@ -126,6 +129,10 @@ class QuickstartConfig:
             )
         if min(self.team_demonstrations, self.team_sft_steps, self.magrpo_steps) < 1:
             raise ValueError("team_demonstrations, team_sft_steps and magrpo_steps must be at least 1")
+        if self.magrpo_temperature <= 0:
+            raise ValueError(
+                f"magrpo_temperature must be > 0 (MAGRPO samples), got {self.magrpo_temperature}"
+            )
 
 
 @dataclass

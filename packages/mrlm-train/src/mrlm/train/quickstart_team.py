@@ -13,7 +13,10 @@
 4. evaluation, with the SFT model as both agents;
 5. **MAGRPO** from the team's reward alone, with one model per agent, both started from the SFT
    model and trained together (``policies="per_agent"``) on every combination of their samples
-   (``joint="cross"``: each sample is credited with its mean team reward over the partner's);
+   (``joint="cross"``: each sample is credited with its mean team reward over the partner's),
+   sampled at temperature 0.5, so that the samples stay close to the greedy replies the team is
+   evaluated on (at 1, more than half of a half-trained agent's samples are wrong on sums its
+   greedy replies get right; see docs/multi_agent.md for the measurements);
 6. evaluation with each agent's own trained model, a table of team success per stage, and the
    team's reward curve as a PNG.
 
@@ -154,7 +157,7 @@ def run_team_quickstart(config: QuickstartConfig) -> TeamQuickstartResult:
     # 5-6. MAGRPO: one model per agent, trained together on the team's reward
     say(
         f"MAGRPO: {config.magrpo_steps} steps of {config.prompts_per_step} tasks x {config.group_size} "
-        "joint episodes, one model per agent"
+        f"samples per agent (every combination played), one model per agent, temperature {config.magrpo_temperature}"
     )
     final, seconds["MAGRPO"] = timed(_magrpo_stage, config, out, sft_model)
     agent_models = {agent: final / agent for agent in AGENTS}
@@ -192,7 +195,7 @@ def _magrpo_stage(config: QuickstartConfig, out: Path, sft_model: Path) -> Path:
         group_size=config.group_size,
         prompts_per_step=config.prompts_per_step,
         max_new_tokens=config.max_new_tokens,
-        temperature=config.temperature,
+        temperature=config.magrpo_temperature,
         micro_batch_size=config.group_size * config.prompts_per_step,
         aggregation="token_mean",
         dynamic_sampling=config.dynamic_sampling,
