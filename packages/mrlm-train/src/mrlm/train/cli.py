@@ -10,6 +10,8 @@ import tyro
 from mrlm.envs.registry import EnvArgumentError, UnknownEnvError
 from mrlm.train.algorithms.multi_agent import MultiAgentSetupError
 from mrlm.train.commands import COMMANDS
+from mrlm.train.commands.train_file import COMMAND as TRAIN
+from mrlm.train.commands.train_file import resolve_train
 from mrlm.train.config_io import ConfigError, load_config
 from mrlm.train.generation.memory import GenerationMemoryError
 from mrlm.train.loop.distributed import exit_process
@@ -37,7 +39,10 @@ RUN_ERRORS: tuple[type[BaseException], ...] = (
     RewardOverflowError,
     MultiAgentSetupError,
 )
-DESCRIPTION = "Train LLM agents with reinforcement learning on MRLM environments."
+DESCRIPTION = (
+    "Train LLM agents with reinforcement learning on MRLM environments. "
+    "`mrlm-train train --config run.yaml` runs the algorithm the file names (its `algorithm:` key)."
+)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -92,6 +97,10 @@ def _config_defaults(argv: list[str]) -> tuple[list[str], dict[str, Any]]:
     Flags given after it still override the file, since tyro parses them over these defaults.
     """
     if "--config" not in argv and not any(a.startswith("--config=") for a in argv):
+        if next((a for a in argv if not a.startswith("-")), None) == TRAIN:
+            raise SystemExit(
+                f"{PROG}: `{TRAIN}` needs --config FILE, a file whose `algorithm:` names the algorithm"
+            )
         return argv, {}
     rest: list[str] = []
     path: str | None = None
@@ -106,12 +115,19 @@ def _config_defaults(argv: list[str]) -> tuple[list[str], dict[str, Any]]:
         else:
             rest.append(arg)
     name = next((a for a in rest if not a.startswith("-")), None)
+    assert path is not None
+    if name == TRAIN:
+        try:
+            algorithm, rest, defaults = resolve_train(rest, path, {c.name: c.args for c in COMMANDS})
+        except ConfigError as error:
+            error.command = TRAIN
+            raise
+        return rest, {algorithm: defaults}
     command = next((c for c in COMMANDS if c.name == name), None)
     if command is None:
         raise SystemExit(
             f"{PROG}: --config needs a subcommand that takes one, such as `{PROG} grpo --config run.yaml`"
         )
-    assert path is not None
     try:
         return rest, {command.name: load_config(command.args, path)}
     except ConfigError as error:

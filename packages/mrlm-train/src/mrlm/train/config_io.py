@@ -32,6 +32,15 @@ class ConfigError(ValueError):
 
 def load_config(cls: type[T], path: str | Path) -> T:
     """Read ``path`` (YAML or JSON) into an instance of the dataclass ``cls``."""
+    return from_dict(cls, load_mapping(path), where=str(path))
+
+
+def load_mapping(path: str | Path) -> dict[str, Any]:
+    """The top-level mapping of the YAML (or JSON) file ``path``; an empty file is an empty mapping.
+
+    Raises:
+        ConfigError: no such file, not YAML, or a top level that is not a mapping.
+    """
     file = Path(path)
     if not file.is_file():
         raise ConfigError(f"config file {str(file)!r} does not exist")
@@ -40,10 +49,10 @@ def load_config(cls: type[T], path: str | Path) -> T:
     except yaml.YAMLError as error:
         raise ConfigError(f"{file}: not valid YAML: {error}") from None
     if data is None:
-        data = {}
+        return {}
     if not isinstance(data, dict):
         raise ConfigError(f"{file}: the top level must be a mapping of config keys")
-    return from_dict(cls, data, where=str(file))
+    return data
 
 
 def from_dict(cls: type[T], data: dict[str, Any], *, where: str = "config") -> T:
