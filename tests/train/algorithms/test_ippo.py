@@ -161,3 +161,12 @@ def test_every_documented_metric_is_in_the_guide() -> None:
     text = (Path(__file__).parents[3] / "docs" / "multi_agent.md").read_text()
     for key in ippo.METRICS:
         assert f"`{key}`" in text, key
+
+
+def test_help_shows_only_what_ippo_reads(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["ippo", "--help"])
+    text = capsys.readouterr().out
+    assert "--critic" in text and "--vf-coef" in text
+    for flag in ("--group-by", "--aggregation", "--dynamic-sampling", "--opponent-pool", "--eval-every"):
+        assert flag not in text, flag

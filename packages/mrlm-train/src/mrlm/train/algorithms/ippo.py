@@ -40,9 +40,10 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 import torch
+import tyro
 
 from mrlm.train.algorithms.multi_agent import (
     REFERENCE_PREFIX,
@@ -79,11 +80,13 @@ from mrlm.train.algorithms.ppo import (
 from mrlm.train.generation.logprobs import token_logprobs
 from mrlm.train.loop import OptimConfig, RunConfig, TrainingSession
 from mrlm.train.loop.output_dir import check_output_dir
+from mrlm.train.ops.advantages import StdScaling
 from mrlm.train.ops.estimators import gae
 from mrlm.train.ops.rewards import kl_penalised_rewards, rewards_on_actions
 from mrlm.train.rollout import RolloutEngine
 from mrlm.train.rollout.batch import RolloutBatch, collate
 from mrlm.train.rollout.envs import EnvFactory, env_factory
+from mrlm.train.self_play import DEBATE_SLOGAN
 from mrlm.train.value import PolicyWithValueHead
 
 #: The prefix of each agent's separate critic in the session (``critic_<agent>``).
@@ -163,6 +166,22 @@ class IPPOConfig(MultiAgentConfig):
     """Output directory, steps, seed, checkpoints, logging."""
     optim: OptimConfig = field(default_factory=lambda: OptimConfig(learning_rate=1e-5))
     """Optimizer and learning-rate schedule of every policy (and critic but its rate)."""
+
+    # The MAGRPO family's group and self-play settings, which IPPO does not read: kept out of
+    # `mrlm-train ippo --help`, and refused when a file sets them (see __post_init__).
+    advantage_scaling: Annotated[StdScaling, tyro.conf.Suppress] = "group"
+    group_by: Annotated[Literal["agent", "agent_turn"], tyro.conf.Suppress] = "agent"
+    ratio_level: Annotated[Literal["token", "sequence"], tyro.conf.Suppress] = "token"
+    aggregation: Annotated[Literal["sequence_mean", "token_mean", "constant"], tyro.conf.Suppress] = (
+        "sequence_mean"
+    )
+    dynamic_sampling: Annotated[bool, tyro.conf.Suppress] = False
+    max_sampling_rounds: Annotated[int, tyro.conf.Suppress] = 4
+    opponent_pool: Annotated[int, tyro.conf.Suppress] = 0
+    snapshot_every: Annotated[int, tyro.conf.Suppress] = 10
+    eval_every: Annotated[int, tyro.conf.Suppress] = 0
+    eval_tasks: Annotated[int, tyro.conf.Suppress] = 8
+    rule_reply: Annotated[str, tyro.conf.Suppress] = DEBATE_SLOGAN
 
     min_group_size: ClassVar[int] = 1
 
