@@ -56,6 +56,7 @@ from mrlm.train.algorithms.multi_agent import (
     generation,
     load_policies,
     rollout_engine,
+    run_env,
 )
 from mrlm.train.algorithms.onpolicy import (
     LossFn,
@@ -63,16 +64,17 @@ from mrlm.train.algorithms.onpolicy import (
     Part,
     Rows,
     TaskSeeds,
-    parse_env_kwargs,
     rollout_metrics,
     run_task_seeds,
     update_parts,
 )
 from mrlm.train.algorithms.ppo import (
     chunked_without_grad,
+    epoch_shuffle,
     global_explained_variance,
     global_token_mean,
     global_whiten,
+    kl_stop,
     load_critic,
     ppo_loss,
     score,
@@ -85,7 +87,7 @@ from mrlm.train.ops.estimators import gae
 from mrlm.train.ops.rewards import kl_penalised_rewards, rewards_on_actions
 from mrlm.train.rollout import RolloutEngine
 from mrlm.train.rollout.batch import RolloutBatch, collate
-from mrlm.train.rollout.envs import EnvFactory, env_factory
+from mrlm.train.rollout.envs import EnvFactory
 from mrlm.train.self_play import DEBATE_SLOGAN
 from mrlm.train.value import PolicyWithValueHead
 
@@ -224,13 +226,7 @@ def train(config: IPPOConfig, *, env: EnvFactory | None = None) -> Path:
     :func:`~mrlm.train.algorithms.multi_agent.train`).
     """
     check_output_dir(config.run.output_dir)  # before the models load, which may take minutes
-    if env is not None and parse_env_kwargs(config.env_kwargs):
-        raise MultiAgentSetupError("env_kwargs go with env_id; an env factory takes none")
-    make_env = (
-        env
-        if env is not None
-        else env_factory(config.env_id, parse_env_kwargs(config.env_kwargs), config.kind)
-    )
+    make_env = run_env(config, env)
     agents = env_agents(make_env)
     models, tokenizers = load_models(config, agents)
     optim = {
@@ -317,15 +313,14 @@ def train_step(
         kl_sums[1] += float(batch.mask.sum())
 
     # 5. update: every agent's epochs of mini-batches together
-    shuffle = torch.Generator().manual_seed(session.seed * 7_919 + session.step * 104_729 + session.rank)
     result = update_parts(
         session,
         parts,
         micro_batch_size=config.micro_batch_size,
         num_iterations=config.num_iterations,
         mini_batch_size=config.mini_batch_size,
-        shuffle=shuffle,
-        stop=(lambda extras: extras["policy/approx_kl"] > config.target_kl) if config.target_kl > 0 else None,
+        shuffle=epoch_shuffle(session),
+        stop=kl_stop(config.target_kl),
     )
 
     # 6. logging

@@ -273,13 +273,7 @@ def train(config: MultiAgentConfig, estimator: Estimator, *, env: EnvFactory | N
     agent's peft adapter (``PeftModel.from_pretrained(base, final/<agent>)`` loads it on the base).
     """
     check_output_dir(config.run.output_dir)  # before the models load, which may take minutes
-    if env is not None and parse_env_kwargs(config.env_kwargs):
-        raise MultiAgentSetupError("env_kwargs go with env_id; an env factory takes none")
-    make_env = (
-        env
-        if env is not None
-        else env_factory(config.env_id, parse_env_kwargs(config.env_kwargs), config.kind)
-    )
+    make_env = run_env(config, env)
     agents = env_agents(make_env)
     models, tokenizers = load_policies(config, agents)
     # Each policy's reference is its initial weights, frozen; the session places (and shards) them.
@@ -321,6 +315,16 @@ def train(config: MultiAgentConfig, estimator: Estimator, *, env: EnvFactory | N
                 )
         tokenizer = tokenizers[SHARED] if config.policies == "shared" else tokenizers
         return session.save_final(tokenizer)
+
+
+def run_env(config: MultiAgentConfig, env: EnvFactory | None) -> EnvFactory:
+    """The factory of the env a run plays: ``env`` when given (``env_kwargs`` must then be empty),
+    else ``config.env_id`` with its ``env_kwargs`` and ``kind``."""
+    if env is None:
+        return env_factory(config.env_id, parse_env_kwargs(config.env_kwargs), config.kind)
+    if parse_env_kwargs(config.env_kwargs):
+        raise MultiAgentSetupError("env_kwargs go with env_id; an env factory takes none")
+    return env
 
 
 def env_agents(make_env: EnvFactory) -> list[str]:

@@ -51,6 +51,7 @@ from mrlm.train.algorithms.onpolicy import (
     Engine,
     Normalisers,
     Rows,
+    StopFn,
     TaskSeeds,
     parse_env_kwargs,
     rollout_for,
@@ -521,7 +522,6 @@ def train_step(
             num_tokens=norms.num_tokens,
         )
 
-    shuffle = torch.Generator().manual_seed(session.seed * 7_919 + session.step * 104_729 + session.rank)
     result = update(
         session,
         batch,
@@ -529,8 +529,8 @@ def train_step(
         micro_batch_size=config.micro_batch_size,
         num_iterations=config.ppo_epochs,
         mini_batch_size=config.mini_batch_size,
-        shuffle=shuffle,
-        stop=(lambda extras: extras["policy/approx_kl"] > config.target_kl) if config.target_kl > 0 else None,
+        shuffle=epoch_shuffle(session),
+        stop=kl_stop(config.target_kl),
     )
 
     # 6. the adaptive KL coefficient follows the replies' KL
@@ -560,6 +560,19 @@ def train_step(
     }
     optimizer = {k: v for k, v in result.optimizer.items() if "/" in k}
     return {**metrics, **rollout_metrics(session, trajectories), **optimizer}
+
+
+def epoch_shuffle(session: TrainingSession) -> torch.Generator:
+    """The generator that orders a step's mini-batches: reproducible from the run's seed, the step
+    and the process, so a resumed run shuffles as the uninterrupted one did."""
+    return torch.Generator().manual_seed(session.seed * 7_919 + session.step * 104_729 + session.rank)
+
+
+def kl_stop(target_kl: float) -> StopFn | None:
+    """Stop a step's epochs once a pass's approximate KL exceeds ``target_kl``; None when it is 0."""
+    if target_kl <= 0:
+        return None
+    return lambda extras: extras["policy/approx_kl"] > target_kl
 
 
 def global_token_mean(session: TrainingSession, values: torch.Tensor, mask: torch.Tensor) -> float:
