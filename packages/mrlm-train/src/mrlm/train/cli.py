@@ -9,10 +9,12 @@ import tyro
 
 from mrlm.envs.registry import EnvArgumentError, UnknownEnvError
 from mrlm.train.algorithms.multi_agent import MultiAgentSetupError
+from mrlm.train.algorithms.online_dpo import NoPreferencePairsError
 from mrlm.train.commands import COMMANDS
 from mrlm.train.commands.train_file import COMMAND as TRAIN
 from mrlm.train.commands.train_file import resolve_train
 from mrlm.train.config_io import ConfigError, load_config
+from mrlm.train.dpo import PreferenceDataError
 from mrlm.train.generation.memory import GenerationMemoryError
 from mrlm.train.loop.distributed import exit_process
 from mrlm.train.loop.errors import CheckpointError, DistributedSetupError, NonFiniteError, OutputDirError
@@ -38,6 +40,8 @@ RUN_ERRORS: tuple[type[BaseException], ...] = (
     EnvOutputError,
     RewardOverflowError,
     MultiAgentSetupError,
+    PreferenceDataError,
+    NoPreferencePairsError,
 )
 DESCRIPTION = (
     "Train LLM agents with reinforcement learning on MRLM environments. "

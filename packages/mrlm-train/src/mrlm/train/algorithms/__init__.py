@@ -12,6 +12,8 @@ ALGORITHMS: dict[str, str] = {
     "mareinforce": "multi-agent REINFORCE: several agents trained together, no baseline",
     "maremax": "multi-agent ReMax: several agents trained together, each sample against its group's best",
     "marloo": "multi-agent RLOO: several agents trained together, each sample against the others' mean",
+    "dpo": "direct preference optimisation on chosen/rejected pairs (sigmoid, ipo, hinge, robust losses)",
+    "online-dpo": "DPO on pairs of the best and worst reply of each group of env rollouts, re-sampled as it trains",
     "grpo": "group relative policy optimisation on any text env (with DAPO, Dr. GRPO and GSPO switches)",
     "ppo": "proximal policy optimisation with a critic (value head or value model), token-level GAE over turns",
     "sft": "supervised fine-tuning on chats, prompt/completion pairs or recorded trajectories",

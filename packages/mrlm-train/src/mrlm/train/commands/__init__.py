@@ -11,14 +11,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from mrlm.train.algorithms.dpo import DPOConfig
 from mrlm.train.algorithms.grpo import GRPOConfig
 from mrlm.train.algorithms.ippo import IPPOConfig
 from mrlm.train.algorithms.magrpo import MAGRPOConfig
 from mrlm.train.algorithms.mareinforce import MAREINFORCEConfig
 from mrlm.train.algorithms.maremax import MAReMaxConfig
 from mrlm.train.algorithms.marloo import MARLOOConfig
+from mrlm.train.algorithms.online_dpo import OnlineDPOConfig
 from mrlm.train.algorithms.ppo import PPOConfig
 from mrlm.train.algorithms.sft import SFTConfig
+from mrlm.train.commands.dpo import run_dpo, run_online_dpo
 from mrlm.train.commands.grpo import run_grpo
 from mrlm.train.commands.info import InfoArgs, run_info
 from mrlm.train.commands.multi_agent import run_multi_agent
@@ -47,6 +50,8 @@ COMMANDS: tuple[Command[Any], ...] = (
     Command("sft", SFTConfig, run_sft),
     Command("grpo", GRPOConfig, run_grpo),
     Command("ppo", PPOConfig, run_ppo),
+    Command("dpo", DPOConfig, run_dpo),
+    Command("online-dpo", OnlineDPOConfig, run_online_dpo),
     Command("magrpo", MAGRPOConfig, run_multi_agent),
     Command("mareinforce", MAREINFORCEConfig, run_multi_agent),
     Command("marloo", MARLOOConfig, run_multi_agent),
