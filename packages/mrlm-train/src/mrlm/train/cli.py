@@ -15,6 +15,7 @@ from mrlm.train.commands.train_file import COMMAND as TRAIN
 from mrlm.train.commands.train_file import resolve_train
 from mrlm.train.config_io import ConfigError, load_config
 from mrlm.train.dpo import PreferenceDataError
+from mrlm.train.evaluation.play import EnvFailedError
 from mrlm.train.generation.memory import GenerationMemoryError
 from mrlm.train.loop.distributed import exit_process
 from mrlm.train.loop.errors import CheckpointError, DistributedSetupError, NonFiniteError, OutputDirError
@@ -40,6 +41,7 @@ RUN_ERRORS: tuple[type[BaseException], ...] = (
     EnvOutputError,
     RewardOverflowError,
     MultiAgentSetupError,
+    EnvFailedError,
     PreferenceDataError,
     NoPreferencePairsError,
 )

@@ -21,7 +21,9 @@ from mrlm.train.algorithms.marloo import MARLOOConfig
 from mrlm.train.algorithms.online_dpo import OnlineDPOConfig
 from mrlm.train.algorithms.ppo import PPOConfig
 from mrlm.train.algorithms.sft import SFTConfig
+from mrlm.train.commands.collect import CollectArgs, run_collect
 from mrlm.train.commands.dpo import run_dpo, run_online_dpo
+from mrlm.train.commands.eval import EvalArgs, run_eval
 from mrlm.train.commands.grpo import run_grpo
 from mrlm.train.commands.info import InfoArgs, run_info
 from mrlm.train.commands.multi_agent import run_multi_agent
@@ -57,6 +59,8 @@ COMMANDS: tuple[Command[Any], ...] = (
     Command("marloo", MARLOOConfig, run_multi_agent),
     Command("maremax", MAReMaxConfig, run_multi_agent),
     Command("ippo", IPPOConfig, run_multi_agent),
+    Command("eval", EvalArgs, run_eval),
+    Command("collect", CollectArgs, run_collect),
     Command("plot", PlotArgs, run_plot),
     Command("tiny-model", TinyModelArgs, run_tiny_model),
 )

@@ -28,10 +28,16 @@ def format_duration(seconds: float) -> str:
 
 
 class Progress:
-    """Tracks the pace of the run and renders it."""
+    """Tracks the pace of the run and renders it.
 
-    def __init__(self, total: int, *, start_step: int = 0, stream: TextIO | None = None) -> None:
+    ``unit`` names what is counted (``step 3/50``; an evaluation counts ``episodes 64/648``).
+    """
+
+    def __init__(
+        self, total: int, *, start_step: int = 0, stream: TextIO | None = None, unit: str = "step"
+    ) -> None:
         self.total = total
+        self.unit = unit
         self.stream = stream if stream is not None else sys.stderr
         self._start_step = start_step
         self._start_time = time.monotonic()
@@ -52,7 +58,7 @@ class Progress:
     def line(self, step: int, metrics: Mapping[str, float]) -> str:
         """The text of the display at ``step``; resets the tokens-per-second window."""
         now = time.monotonic()
-        parts = [f"step {step}/{self.total}"]
+        parts = [f"{self.unit} {step}/{self.total}"]
         parts += [f"{key} {metrics[key]:.4g}" for key in SHOWN if key in metrics]
         window = now - self._last_time
         if self._tokens and window > 0:

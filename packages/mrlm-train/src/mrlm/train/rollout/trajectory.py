@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -127,16 +127,25 @@ def by_policy(trajectories: Iterable[Trajectory]) -> dict[str, list[Trajectory]]
     return grouped
 
 
-def save_jsonl(path: str | os.PathLike[str], trajectories: Iterable[Trajectory]) -> Path:
+def save_jsonl(
+    path: str | os.PathLike[str],
+    trajectories: Iterable[Trajectory],
+    *,
+    extra: Callable[[Trajectory], Mapping[str, Any]] | None = None,
+) -> Path:
     """Write one JSON object per trajectory. Returns the path.
 
     Floats round-trip exactly; infos must be JSON-like (numpy scalars and arrays are converted to
-    Python numbers and lists; tuples come back as lists).
+    Python numbers and lists; tuples come back as lists). ``extra`` adds keys to each line (an
+    evaluation's ``success``, say); :func:`load_jsonl` reads only files written without it.
     """
     out = Path(path)
     with out.open("w", encoding="utf-8") as handle:
         for trajectory in trajectories:
-            handle.write(json.dumps(dataclasses.asdict(trajectory), default=_to_json, ensure_ascii=False))
+            record = dataclasses.asdict(trajectory)
+            if extra is not None:
+                record.update(extra(trajectory))
+            handle.write(json.dumps(record, default=_to_json, ensure_ascii=False))
             handle.write("\n")
     return out
 

@@ -1,0 +1,58 @@
+"""``mrlm-train collect``: play a model on env tasks and write its trajectories for ``mrlm-train sft``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated
+
+import tyro
+
+from mrlm.train.evaluation.config import PlayConfig, describe_seeds
+from mrlm.train.evaluation.play import play
+from mrlm.train.rollout import save_jsonl
+
+
+@dataclass
+class CollectArgs(PlayConfig):
+    """Play a model (or one model per agent) on env tasks and write the trajectories as JSONL, the
+    format `mrlm-train sft --data` reads: every episode, or with --filter-reward only those whose total
+    reward reaches it (rejection sampling). Sampled at temperature 1 by default. See docs/evaluation.md."""
+
+    output: Annotated[str, tyro.conf.arg(aliases=("-o",))] = tyro.MISSING
+    """JSONL file to write, one trajectory per line (each agent's side of a multi-agent episode is one)."""
+    seed_start: int = 0
+    """First task seed. Collected episodes are training data: the default (0) keeps them apart from
+    the evaluation seeds (10**9 on)."""
+    temperature: float = 1.0
+    """Sampling temperature; 0 is greedy decoding."""
+    group_size: int = 1
+    """Episodes per task: the trajectories of one task (and agent) share a group id."""
+    filter_reward: float | None = None
+    """Keep only the trajectories whose total reward is at least this; None keeps them all."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not isinstance(self.output, str) or not self.output:
+            raise ValueError("output must name the JSONL file to write (-o FILE)")
+        if self.group_size < 1:
+            raise ValueError(f"group_size must be at least 1, got {self.group_size}")
+
+
+def run_collect(args: CollectArgs) -> int:
+    """Print the seeds, play, write the kept trajectories, print how many; return 0."""
+    seeds = args.task_seeds()
+    envs = args.envs()
+    where = f", in each of {len(envs)} envs" if len(envs) > 1 else ""
+    episodes = f"{args.group_size} episode{'s' if args.group_size > 1 else ''}"
+    print(f"seeds: {describe_seeds(seeds)} ({len(seeds)} tasks x {episodes}{where})", flush=True)
+    played = play(args, args.group_size)
+    rows = played.trajectories
+    kept = rows if args.filter_reward is None else [t for t in rows if t.total_reward >= args.filter_reward]
+    out = Path(args.output)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    save_jsonl(out, kept)
+    mean = sum(t.total_reward for t in rows) / len(rows) if rows else 0.0
+    rule = "" if args.filter_reward is None else f" with total reward >= {args.filter_reward:g}"
+    print(f"{len(rows)} trajectories, mean reward {mean:.3f}; kept {len(kept)}{rule}: {out}")
+    return 0
