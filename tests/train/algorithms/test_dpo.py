@@ -260,3 +260,18 @@ def test_command_line_and_train_config(tmp_path: Path, capsys: pytest.CaptureFix
     bad.write_text(json.dumps({"prompt": "a", "chosen": " b"}) + "\n")
     assert main(["dpo", "--data", str(bad), "--run.output-dir", str(tmp_path / "bad")]) == 1
     assert "PreferenceDataError: record 0: missing field 'rejected'" in capsys.readouterr().err
+
+
+def test_every_metric_is_in_the_guide() -> None:
+    text = (Path(__file__).parents[3] / "docs" / "dpo.md").read_text()
+    for key in METRICS:
+        assert f"| `{key}` |" in text, key
+
+
+def test_plot_draws_dpo_metrics(tmp_path: Path) -> None:
+    train(_config(tmp_path, run=RunConfig(output_dir=str(tmp_path / "run"), max_steps=2, progress_bar=False)))
+    out = tmp_path / "margins.png"
+    assert (
+        main(["plot", str(tmp_path / "run"), "--keys", "rewards/margins", "loss", "--output", str(out)]) == 0
+    )
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
