@@ -200,14 +200,7 @@ def train(config: DPOConfig, data: Source | None = None) -> Path:
     )
     frozen = {REFERENCE: load_reference(config)} if config.reference == "model" or scoring_model else {}
 
-    with TrainingSession(
-        model,
-        frozen=frozen,
-        run=config.run,
-        optim=config.optim,
-        dist=config.dist,
-        config=dataclasses.asdict(config),
-    ) as session:
+    with TrainingSession.for_config(config, model, frozen=frozen) as session:
         if config.batch_size < session.world_size:
             raise ValueError(
                 f"batch_size ({config.batch_size}) must be at least the number of processes ({session.world_size})"

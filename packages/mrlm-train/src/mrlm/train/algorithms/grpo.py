@@ -277,14 +277,7 @@ def train(config: GRPOConfig) -> Path:
     # The reference is the initial policy, frozen; the session places (and shards) it.
     frozen = {REFERENCE: load_policy(config.model)[0]} if config.kl_coef > 0 else {}
 
-    with TrainingSession(
-        model,
-        frozen=frozen,
-        run=config.run,
-        optim=config.optim,
-        dist=config.dist,
-        config=dataclasses.asdict(config),
-    ) as session:
+    with TrainingSession.for_config(config, model, frozen=frozen) as session:
         generator = HFGenerator(session.unwrapped_model, tokenizer)
         engine, seeds = rollout_for(config, session, generator, tokenizer)
         state = session.restore()

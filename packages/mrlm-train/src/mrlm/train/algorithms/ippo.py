@@ -238,14 +238,8 @@ def train(config: IPPOConfig, *, env: EnvFactory | None = None) -> Path:
         for name in models
     }
     references = load_policies(config, agents)[0] if config.kl_coef > 0 else {}
-    with TrainingSession(
-        models,
-        frozen={REFERENCE_PREFIX + name: model for name, model in references.items()},
-        run=config.run,
-        optim=optim,
-        dist=config.dist,
-        config=dataclasses.asdict(config),
-    ) as session:
+    frozen = {REFERENCE_PREFIX + name: model for name, model in references.items()}
+    with TrainingSession.for_config(config, models, frozen=frozen, optim=optim) as session:
         engine = rollout_engine(config, session, tokenizers, make_env)
         seeds = run_task_seeds(config, session)
         state = session.restore()

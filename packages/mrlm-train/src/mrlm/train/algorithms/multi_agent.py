@@ -285,14 +285,7 @@ def train(config: MultiAgentConfig, estimator: Estimator, *, env: EnvFactory | N
         )
     frozen = {REFERENCE_PREFIX + name: model for name, model in references.items()}
     frozen.update(frozen_models(config))  # self-play's opponent and initial policy, if any
-    with TrainingSession(
-        models,
-        frozen=frozen,
-        run=config.run,
-        optim=config.optim,
-        dist=config.dist,
-        config=dataclasses.asdict(config),
-    ) as session:
+    with TrainingSession.for_config(config, models, frozen=frozen) as session:
         play = SelfPlay(config, session, tokenizers[session.model_names[0]], make_env, agents)
         engine = play.rollout or rollout_engine(config, session, tokenizers, make_env)
         seeds = run_task_seeds(config, session)

@@ -21,7 +21,6 @@ following steps train on with DPO's loss (:mod:`mrlm.train.algorithms.dpo`):
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -108,14 +107,7 @@ def train(config: OnlineDPOConfig) -> Path:
     check_output_dir(config.run.output_dir)  # before the model loads, which may take minutes
     model, tokenizer = load_policy(config.model)
     frozen = {REFERENCE: load_reference(config)} if config.reference == "model" else {}
-    with TrainingSession(
-        model,
-        frozen=frozen,
-        run=config.run,
-        optim=config.optim,
-        dist=config.dist,
-        config=dataclasses.asdict(config),
-    ) as session:
+    with TrainingSession.for_config(config, model, frozen=frozen) as session:
         if config.batch_size % session.world_size:
             raise ValueError(
                 f"batch_size ({config.batch_size}) must be a multiple of the number of processes ({session.world_size})"

@@ -411,14 +411,7 @@ def train(config: PPOConfig) -> Path:
     if CRITIC in models:
         optim[CRITIC] = dataclasses.replace(config.optim, learning_rate=config.critic_learning_rate)
 
-    with TrainingSession(
-        models,
-        frozen=frozen,
-        run=config.run,
-        optim=optim,
-        dist=config.dist,
-        config=dataclasses.asdict(config),
-    ) as session:
+    with TrainingSession.for_config(config, models, frozen=frozen, optim=optim) as session:
         generator = HFGenerator(causal_lm(session.unwrapped(POLICY)), tokenizer)
         engine, seeds = rollout_for(config, session, generator, tokenizer)
         kl_control = AdaptiveKLController(config.kl_coef, config.kl_target or 1.0, config.kl_horizon)

@@ -188,9 +188,7 @@ def train(config: SFTConfig) -> Path:
         config, run=dataclasses.replace(config.run, max_steps=steps_for(config, len(examples)))
     )
 
-    with TrainingSession(
-        model, run=config.run, optim=config.optim, dist=config.dist, config=dataclasses.asdict(config)
-    ) as session:
+    with TrainingSession.for_config(config, model) as session:
         train_on_examples(session, examples, config, pad_token_id=tokenizer.pad_token_id)
         return session.save_final(tokenizer)
 

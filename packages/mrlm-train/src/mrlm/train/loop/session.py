@@ -55,7 +55,7 @@ import warnings
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, Protocol
 
 import torch
 
@@ -91,6 +91,14 @@ from mrlm.train.loop.trackers import check_trackers, flatten
 
 CONFIG_FILE = "config.yaml"
 FINAL_DIR = "final"
+
+
+class RunSettings(Protocol):
+    """What an algorithm's config gives a session: the run, the optimizer and the distribution settings."""
+
+    run: RunConfig
+    optim: OptimConfig
+    dist: DistributedConfig
 
 
 class TrainingSession:
@@ -157,6 +165,26 @@ class TrainingSession:
         except BaseException:
             self._release_accelerator()
             raise
+
+    @classmethod
+    def for_config(
+        cls,
+        config: RunSettings,
+        model: torch.nn.Module | Mapping[str, torch.nn.Module],
+        *,
+        frozen: Mapping[str, torch.nn.Module] | None = None,
+        optim: OptimConfig | Mapping[str, OptimConfig] | None = None,
+    ) -> TrainingSession:
+        """The session of an algorithm's run: ``config``'s run, optimizer (unless ``optim`` gives
+        per-model settings) and distribution settings, and the whole config written with the run."""
+        return cls(
+            model,
+            frozen=frozen,
+            run=config.run,
+            optim=config.optim if optim is None else optim,
+            dist=config.dist,
+            config=config,
+        )
 
     def _setup(
         self,
