@@ -38,10 +38,10 @@ def mbpp_task(record: Mapping[str, Any], where: str) -> CodeTask:
     if sanitized:
         setup = "\n".join(_strings(record, "test_imports", where))
     else:
-        setup = _optional_text(record, "test_setup_code", where)
+        setup = optional_text(record, "test_setup_code", where)
     for code in (setup, *tests):
         _check_compiles(code, where)
-    code = _optional_text(record, "code", where)
+    code = optional_text(record, "code", where)
     entry_point = record.get("entry_point") or _entry_point(tests[0], code, where)
     if not isinstance(entry_point, str) or not entry_point.isidentifier():
         raise ValueError(f"{where}: entry_point {entry_point!r} is not a Python name")
@@ -99,7 +99,8 @@ def _strings(record: Mapping[str, Any], name: str, where: str) -> list[str]:
     return [item.replace("\r\n", "\n") for item in value if item.strip()]
 
 
-def _optional_text(record: Mapping[str, Any], name: str, where: str) -> str:
+def optional_text(record: Mapping[str, Any], name: str, where: str) -> str:
+    """Field ``name`` of ``record`` ("" when absent or null); ValueError naming ``where`` unless a string."""
     value = record.get(name)
     if value is None:
         return ""

@@ -1,8 +1,9 @@
-"""Load coding tasks from records in the HumanEval or MBPP format.
+"""Load coding tasks from records in the HumanEval, MBPP or MRLM format.
 
 Records come as a list of dicts, a JSONL file, or a Hugging Face ``Dataset`` (or anything with the
 same shape: an iterable of mappings). ``datasets`` is never imported here. The format is detected per
-record, so a source may mix them.
+record, so a source may mix them. The MRLM format (:mod:`mrlm.envs.code.native`) is that of the
+built-in problems, which ship as ``mrlm/envs/code/data/problems.jsonl`` and load through this module.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from mrlm.envs.code import humaneval, mbpp
+from mrlm.envs.code import humaneval, mbpp, native
 from mrlm.envs.code.tasks import CodeTask
 
 #: What :func:`load_tasks` accepts.
@@ -23,6 +24,7 @@ _FORMATS = {
     "HumanEval": humaneval.FIELDS,
     "MBPP": mbpp.FULL_FIELDS,
     "MBPP (sanitized)": mbpp.SANITIZED_FIELDS,
+    "MRLM": native.FIELDS,
 }
 
 
@@ -33,7 +35,7 @@ def load_tasks(source: TaskSource) -> tuple[CodeTask, ...]:
         ValueError: a record is in no known format (naming its index and the missing fields), a field
             has the wrong type, a test does not compile, task ids repeat, or there are no records.
     """
-    tasks = tuple(record_task(record, index) for index, record in enumerate(_records(source)))
+    tasks = tuple(record_task(record, index) for index, record in enumerate(read_records(source)))
     check_unique(tasks)
     return tasks
 
@@ -50,7 +52,8 @@ def check_unique(tasks: tuple[CodeTask, ...]) -> None:
 
 
 def detect_format(record: Mapping[str, Any]) -> str | None:
-    """``"HumanEval"``, ``"MBPP"``, ``"MBPP (sanitized)"``, or None when no format's fields are all there."""
+    """``"HumanEval"``, ``"MBPP"``, ``"MBPP (sanitized)"``, ``"MRLM"``, or None when no format's fields
+    are all there."""
     for name, fields in _FORMATS.items():
         if all(field in record and record[field] is not None for field in fields):
             return name
@@ -65,6 +68,8 @@ def record_task(record: object, index: int) -> CodeTask:
     kind = detect_format(record)
     if kind == "HumanEval":
         return humaneval.humaneval_task(record, where)
+    if kind == "MRLM":
+        return native.native_task(record, where)
     if kind is not None:
         return mbpp.mbpp_task(record, where)
     missing = {
@@ -75,11 +80,13 @@ def record_task(record: object, index: int) -> CodeTask:
     raise ValueError(
         f"{where} is in no known format; closest is {closest}, which lacks "
         f"{', '.join(missing[closest])} (HumanEval needs {', '.join(humaneval.FIELDS)}; MBPP needs "
-        f"{', '.join(mbpp.FULL_FIELDS)}, or prompt in place of text when sanitized)"
+        f"{', '.join(mbpp.FULL_FIELDS)}, or prompt in place of text when sanitized; MRLM needs "
+        f"{', '.join(native.FIELDS)})"
     )
 
 
-def _records(source: TaskSource) -> Iterable[object]:
+def read_records(source: TaskSource) -> Iterable[object]:
+    """The records of ``source``, not yet checked; ValueError for a mapping or a line that is not JSON."""
     if isinstance(source, (str, os.PathLike)):
         return _read_jsonl(Path(source))
     if isinstance(source, Mapping):

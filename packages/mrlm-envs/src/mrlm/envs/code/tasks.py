@@ -36,8 +36,8 @@ class CodeTask:
         test_setup: code run once in the tests' namespace before the steps: imports, helpers.
         steps: the test steps, in order; at least one is counted.
         canonical_solution: a complete program known to pass every test, when the source has one.
-        source: where the task came from: ``"builtin"``, ``"humaneval"``, ``"mbpp"`` or
-            ``"mbpp-sanitized"``.
+        source: where the task came from: ``"builtin"``, ``"humaneval"``, ``"mbpp"``,
+            ``"mbpp-sanitized"`` or ``"mrlm"`` (records in the built-ins' format).
     """
 
     task_id: str

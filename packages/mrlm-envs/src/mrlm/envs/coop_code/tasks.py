@@ -36,7 +36,8 @@ class CoopTask:
         tests: the tests, as ``mrlm/Code-v0`` runs them (its entry point is the last part's name).
         context: code placed before the parts (imports, functions the task gives).
         solution: reference code of each part, in part order, when known (used to test the task).
-        source: ``"builtin"``, ``"humaneval"``, ``"coophumaneval"``, ``"mbpp"`` or ``"mbpp-sanitized"``.
+        source: ``"builtin"``, ``"humaneval"``, ``"coophumaneval"``, ``"mbpp"``, ``"mbpp-sanitized"`` or
+            ``"mrlm"`` (parts records).
     """
 
     task_id: str

@@ -2,7 +2,8 @@
 
 A motion is one statement that PRO defends and CON attacks. The built-in list spans cities, schools,
 health, the economy, technology, the environment, culture and sport, so that a policy cannot win by
-knowing one field.
+knowing one field. It ships as ``data/motions.jsonl`` in this package, one motion (a JSON string) a
+line, and is checked by :func:`check_motions` as a user's ``topics`` are.
 """
 
 from __future__ import annotations
@@ -11,45 +12,15 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from mrlm.envs._package_data import data_file
+from mrlm.envs.core.records import read_jsonl
 from mrlm.envs.debate.text import clean_turn, content_words
 
 #: Longest motion accepted, in characters: a motion is a sentence, not a document.
 MAX_MOTION_CHARS = 500
 
-MOTIONS: tuple[str, ...] = (
-    "Cities should ban private cars from their centres.",
-    "Homework should be abolished in primary schools.",
-    "Social media platforms should verify the age of every user.",
-    "Governments should pay every adult a universal basic income.",
-    "Nuclear power should replace coal for generating electricity.",
-    "Voting should be compulsory in national elections.",
-    "Professional athletes should be allowed to use performance-enhancing drugs under medical supervision.",
-    "Space exploration deserves more public funding than it receives today.",
-    "University tuition should be free for every student.",
-    "Zoos do more harm than good to wild animals.",
-    "Artificial intelligence systems should need a licence before public release.",
-    "A four-day working week should become the legal standard.",
-    "Sugary drinks should carry a health tax.",
-    "Museums should return cultural artefacts to their countries of origin.",
-    "Standardised tests should no longer decide school admissions.",
-    "Remote work is better for society than office work.",
-    "Genetically modified crops should be embraced to fight hunger.",
-    "Plastic packaging should be banned for fresh food.",
-    "Children under twelve should not own smartphones.",
-    "Tourism to fragile natural sites should be strictly limited.",
-    "Public transport should be free at the point of use.",
-    "Billionaires should pay a special annual wealth tax.",
-    "Video games deserve recognition as a serious art form.",
-    "Animal testing for cosmetics should be banned worldwide.",
-    "Cash should be phased out in favour of digital payments.",
-    "Learning a second language should be mandatory in secondary school.",
-    "News organisations should be funded by the public rather than by advertising.",
-    "Self-driving cars should be allowed on public roads today.",
-    "The voting age should be lowered to sixteen.",
-    "Drinking water supply should stay in public hands and never be privatised.",
-    "Government software should be open source.",
-    "Lab-grown meat should be promoted over livestock farming.",
-)
+#: The built-in motions.
+MOTIONS: tuple[str, ...]
 
 
 def check_motions(topics: Iterable[str] | None) -> tuple[str, ...]:
@@ -81,3 +52,7 @@ def check_motions(topics: Iterable[str] | None) -> tuple[str, ...]:
 def choose_motion(rng: np.random.Generator, motions: tuple[str, ...]) -> str:
     """One motion, drawn uniformly with ``rng`` (the env's seeded generator)."""
     return motions[int(rng.integers(len(motions)))]
+
+
+with data_file("mrlm.envs.debate", "motions.jsonl") as _path:
+    MOTIONS = check_motions(read_jsonl(_path))
