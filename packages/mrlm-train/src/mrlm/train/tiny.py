@@ -24,6 +24,7 @@ the start makes a built and a reloaded tokenizer encode identically for both arc
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
@@ -42,7 +43,14 @@ from transformers import (
 from transformers.models.qwen2.tokenization_qwen2 import PRETOKENIZE_REGEX as QWEN2_SPLIT_PATTERN
 
 from mrlm.train._tiny_corpus import tiny_corpus
-from mrlm.train.chat_template import CHATML_TEMPLATE, ENDOFTEXT, IM_END, IM_START, SPECIAL_TOKENS
+from mrlm.train.chat_template import (
+    CHATML_TEMPLATE,
+    ENDOFTEXT,
+    IM_END,
+    IM_START,
+    RESPONSE_TEMPLATE,
+    SPECIAL_TOKENS,
+)
 
 Arch = Literal["qwen2", "llama"]
 
@@ -65,7 +73,7 @@ def build_tiny_tokenizer(
         byte is in the base alphabet. Special tokens ``<|endoftext|>``=0, ``<|im_start|>``=1 and
         ``<|im_end|>``=2; eos ``<|im_end|>``, pad ``<|endoftext|>``, no bos, right padding, and
         ``chat_template`` set. The same corpus and ``vocab_size`` always give the same vocabulary
-        and merges.
+        and merges. ``response_template`` is set, so ``parse_response`` reads tool calls back.
     """
     minimum = _BYTE_ALPHABET_SIZE + len(SPECIAL_TOKENS)
     if vocab_size < minimum:
@@ -101,6 +109,8 @@ def build_tiny_tokenizer(
         unk_token=ENDOFTEXT,
         extra_special_tokens=[IM_START],
         chat_template=CHATML_TEMPLATE,
+        # Parses sampled replies into content and tool calls (tokenizer.parse_response).
+        response_template=copy.deepcopy(RESPONSE_TEMPLATE),
         # Cleaning spaces before punctuation would break the lossless round trip.
         clean_up_tokenization_spaces=False,
         padding_side="right",
