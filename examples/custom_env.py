@@ -1,20 +1,29 @@
-"""Write your own text environment by subclassing ``TextEnv``, register it, and run it.
+"""Write your own text environments, register them, and run them.
 
-The env below asks the agent to reverse a seeded word, allows three attempts and tells the agent how
-many letters were right. It passes Gymnasium's ``check_env`` and is made by id like any built-in env.
+One agent: subclass ``TextEnv``. ``ReverseWordEnv`` asks the agent to reverse a seeded word, allows
+three attempts and tells the agent how many letters were right. It passes Gymnasium's ``check_env``
+and is made by id like any built-in env.
+
+Several agents: write the rules once as a ``Game`` (``agents``, ``start``, ``observe``, ``move``,
+``play``, ``render``), and ``GameAECEnv``/``GameParallelEnv`` give its two PettingZoo forms.
+``HigherCardGame`` deals each player a seeded card; each says "raise" or "fold", and the higher card
+among those who raise wins. It passes PettingZoo's ``api_test`` and ``parallel_api_test``.
 
 Run: ``uv run python examples/custom_env.py``
 """
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 from gymnasium.utils.env_checker import check_env
+from pettingzoo.test import api_test, parallel_api_test
 
 import mrlm.envs
-from mrlm.envs import Feedback, TextEnv
+from mrlm.envs import Feedback, GameAECEnv, GameParallelEnv, Outcome, TextEnv, play_in_turn
 
 WORDS = ("planet", "reward", "policy", "gradient", "token", "agent")
 
@@ -41,6 +50,49 @@ class ReverseWordEnv(TextEnv):
         )
 
 
+class HigherCardGame:
+    """Two players, one card each (1-10, drawn from the seed); each replies "raise" or "fold".
+
+    Those who raise show their cards: the higher card wins +1 and the other raiser gets -1 (a tie pays
+    nothing), and a player who folds pays 0.1 whatever happens. One round, so one move each.
+    """
+
+    agents = ("alice", "bob")
+
+    def __init__(self) -> None:
+        self.cards: dict[str, int] = {}
+        self.replies: dict[str, str] = {}
+
+    def start(self, rng: np.random.Generator, seed: int | None, options: Mapping[str, Any]) -> dict[str, Any]:
+        self.cards = {agent: int(rng.integers(1, 11)) for agent in self.agents}
+        self.replies = {}
+        return {agent: {"card": card} for agent, card in self.cards.items()}
+
+    def observe(self, agent: str) -> str:
+        if len(self.replies) < len(self.agents):
+            return f"Your card is {self.cards[agent]}. Reply raise or fold."
+        return f"Cards: {self.cards}. Replies: {self.replies}."
+
+    def move(self, agent: str, action: str) -> Outcome:
+        self.replies[agent] = "raise" if action.strip().lower() == "raise" else "fold"
+        if len(self.replies) < len(self.agents):
+            return Outcome()  # the other player has not replied; nobody sees this reply
+        raisers = [a for a in self.agents if self.replies[a] == "raise"]
+        rewards = {a: -0.1 for a in self.agents if a not in raisers}
+        if len(raisers) == 2 and self.cards["alice"] != self.cards["bob"]:
+            winner = max(raisers, key=self.cards.__getitem__)
+            rewards.update({a: 1.0 if a == winner else -1.0 for a in raisers})
+        return Outcome(
+            rewards=rewards, done=True, infos={a: {"cards": dict(self.cards)} for a in self.agents}
+        )
+
+    def play(self, actions: Mapping[str, str]) -> Outcome:
+        return play_in_turn(self, actions)  # no reply is seen before both are in
+
+    def render(self) -> None:
+        return None  # the env's transcript of replies is the picture
+
+
 def main() -> None:
     mrlm.envs.register_env(
         "examples/ReverseWord-v0",
@@ -57,6 +109,17 @@ def main() -> None:
         print(f"reply={attempt!r} -> {observation!r} reward={reward} terminated={terminated} info={info}")
     print(env.render())
     assert terminated and reward == 1.0
+
+    # Both PettingZoo forms of one game, checked by PettingZoo's own tests (which also suggest numeric
+    # spaces and agent names such as player_0: advice for other kinds of env).
+    warnings.filterwarnings("ignore", category=UserWarning, module="pettingzoo")
+    api_test(GameAECEnv(HigherCardGame()), num_cycles=10)
+    parallel_api_test(GameParallelEnv(HigherCardGame()), num_cycles=10)
+    table = GameParallelEnv(HigherCardGame(), render_mode="ansi")
+    _, infos = table.reset(seed=1)
+    _, rewards, terminations, _, _ = table.step({"alice": "raise", "bob": "raise"})
+    print(f"cards={infos['alice']['card']},{infos['bob']['card']} rewards={rewards}")
+    assert all(terminations.values()) and sorted(rewards.values()) in ([-1.0, 1.0], [0.0, 0.0])
 
 
 if __name__ == "__main__":

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import pytest
 from pettingzoo.test import api_test, max_cycles_test, parallel_api_test, parallel_seed_test, seed_test
 from pettingzoo.utils import parallel_to_aec
 
+from mrlm.envs import GameAECEnv, GameParallelEnv, Outcome, play_in_turn
 from tests.envs.toy_games import GuessNumberParallel, GuessWordAEC, as_module
 
 
@@ -138,3 +142,66 @@ def test_constructor_validation() -> None:
         GuessNumberParallel(max_cycles=0)
     with pytest.raises(ValueError, match="render_mode"):
         GuessNumberParallel(render_mode="rgb_array")
+
+
+# Games: one set of rules, both forms -----------------------------------------------------------------
+
+
+class _TallyGame:
+    """Each agent names a number once; each is paid its own number, and the total is noted at the end."""
+
+    agents = ("a", "b")
+
+    def __init__(self, picture: str | None = None) -> None:
+        self.picture = picture
+        self.said: dict[str, int] = {}
+        self.seed: int | None = None
+
+    def start(self, rng: Any, seed: int | None, options: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+        self.said, self.seed = {}, seed
+        return {agent: {"seed": seed} for agent in self.agents}
+
+    def observe(self, agent: str) -> str:
+        return f"said so far: {len(self.said)}"
+
+    def move(self, agent: str, action: str) -> Outcome:
+        self.said[agent] = len(action)
+        done = len(self.said) == len(self.agents)
+        infos: dict[str, dict[str, Any]] = {agent: {"said": len(action)}}
+        if agent != "a":
+            infos["a"] = {"last": agent}  # news for another agent, merged into its own info
+        notes = [("total", str(sum(self.said.values())))] if done else []
+        return Outcome({agent: float(len(action))}, done, infos, notes)
+
+    def play(self, actions: Mapping[str, str]) -> Outcome:
+        return play_in_turn(self, actions)
+
+    def render(self) -> str | None:
+        return self.picture
+
+
+def test_play_in_turn_merges_the_moves_in_agent_order() -> None:
+    game = _TallyGame()
+    outcome = play_in_turn(game, {"b": "xyz", "a": "x"})
+    assert outcome.rewards == {"a": 1.0, "b": 3.0} and outcome.done
+    assert outcome.infos == {"a": {"said": 1, "last": "b"}, "b": {"said": 3}}
+    assert list(outcome.notes) == [("total", "4")]
+
+
+def test_both_forms_of_one_game_pass_the_checkers_and_agree() -> None:
+    api_test(GameAECEnv(_TallyGame()), num_cycles=10)
+    parallel_api_test(GameParallelEnv(_TallyGame()), num_cycles=10)
+    parallel = GameParallelEnv(_TallyGame(), render_mode="ansi")
+    _, infos = parallel.reset(seed=7)
+    assert infos == {"a": {"seed": 7}, "b": {"seed": 7}} and parallel.game.seed == 7
+    _, rewards, terminations, _, _ = parallel.step({"a": "xx", "b": "y"})
+    assert rewards == {"a": 2.0, "b": 1.0} and all(terminations.values())
+    assert parallel.render() == "[a]\nxx\n[b]\ny\n[total]\n3\n"  # the note follows the moves
+    aec = GameAECEnv(_TallyGame(), render_mode="ansi")
+    aec.reset(seed=7)
+    aec.step("xx")
+    aec.step("y")
+    assert aec.render() == parallel.render()
+    assert GameAECEnv(_TallyGame("the game's own picture"), render_mode="ansi").render() == (
+        "the game's own picture"
+    )

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from typing import Any
+
 import gymnasium
 import pettingzoo
 import pytest
 
 import mrlm.envs
-from mrlm.envs import EnvArgumentError, UnknownEnvError, make, register_env
-from tests.envs.toy_games import GuessNumberParallel, GuessWordAEC
+from mrlm.envs import EnvArgumentError, EnvEntry, UnknownEnvError, make, register_env
+from mrlm.envs.registry import register_scheme
+from tests.envs.toy_games import GuessNumberParallel, GuessWordAEC, aec_env
 
 
 def test_gymnasium_make_finds_the_math_env() -> None:
@@ -91,3 +96,72 @@ def test_default_kind_orders_kinds() -> None:
     assert entry.kinds == ("parallel", "aec")
     assert isinstance(make("mrlm-test/TwoKinds-v0"), GuessNumberParallel)
     assert isinstance(make("mrlm-test/TwoKinds-v0", kind="aec").unwrapped, GuessWordAEC)
+
+
+def _run_python(code: str) -> str:
+    """``code`` in a fresh interpreter (imports start from nothing); its stdout."""
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_the_registry_imports_nothing_of_the_remote_package() -> None:
+    code = (
+        "import sys\n"
+        "import mrlm.envs.registry\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('mrlm.envs.remote', 'grpc'))))\n"
+    )
+    assert _run_python(code).strip() == "[]"
+
+
+def test_a_grpc_id_imports_the_remote_package_which_registers_its_schemes() -> None:
+    code = (
+        "import sys\n"
+        "import mrlm.envs\n"
+        "from mrlm.envs import registry\n"
+        "assert 'mrlm.envs.remote' not in sys.modules\n"
+        "from mrlm.envs.server import serve\n"
+        "with serve(envs=('mrlm/Math-v0',), host='127.0.0.1', port=0) as server:\n"
+        "    remote_id = f'grpc://127.0.0.1:{server.port}/mrlm/Math-v0'\n"
+        "    entry = mrlm.envs.env_entry(remote_id)\n"
+        "    env = mrlm.envs.make(remote_id, level=1)\n"
+        "    observation, _ = env.reset(seed=0)\n"
+        "    local, _ = mrlm.envs.make('mrlm/Math-v0', level=1).reset(seed=0)\n"
+        "    env.close()\n"
+        "print(entry.kinds, type(env).__name__, observation == local, sorted(registry._SCHEMES))\n"
+    )
+    assert _run_python(code).split() == ["('gymnasium',)", "RemoteEnv", "True", "['grpc',", "'grpcs']"]
+
+
+def test_the_first_grpc_id_imports_the_remote_package_itself() -> None:
+    # No server listens on the discard port: the id still reaches the remote client, which says so.
+    code = (
+        "import sys\n"
+        "import mrlm.envs\n"
+        "assert 'mrlm.envs.remote' not in sys.modules\n"
+        "try:\n"
+        "    mrlm.envs.make('grpc://127.0.0.1:9/mrlm/Math-v0')\n"
+        "except mrlm.envs.remote.ServerUnavailableError:\n"
+        "    print('unavailable')\n"
+    )
+    assert _run_python(code).strip() == "unavailable"
+
+
+def test_register_scheme_sends_ids_to_their_handlers() -> None:
+    made: list[tuple[str, Any]] = []
+
+    def make_toy(id: str, **kwargs: Any) -> str:
+        made.append((id, kwargs))
+        return "env"
+
+    entry = EnvEntry(id="toy://x", kinds=("aec",), description="toy", entry_points={"aec": aec_env})
+    register_scheme("toy", make=make_toy, entry=lambda id: entry)
+    assert make("toy://x", kind="aec", rounds=2) == "env"
+    assert made == [("toy://x", {"kind": "aec", "rounds": 2})]
+    assert mrlm.envs.env_entry("toy://x") is entry
+    with pytest.raises(UnknownEnvError, match="unknown env id 'nope://x'"):
+        make("nope://x")
+    with pytest.raises(ValueError, match="a scheme is a name"):
+        register_scheme("to y", make=make, entry=mrlm.envs.env_entry)

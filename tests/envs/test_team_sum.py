@@ -4,13 +4,15 @@ demonstrations, larger teams, arguments, and the env served over the wire."""
 from __future__ import annotations
 
 import doctest
+import importlib
 from collections.abc import Mapping
 from typing import Any
 
 import pytest
-from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test, seed_test
+from pettingzoo.test import api_test, max_cycles_test, parallel_api_test, parallel_seed_test, seed_test
 
 import mrlm.envs
+import mrlm.envs.team_sum
 from mrlm.envs.remote import RemoteParallelEnv
 from mrlm.envs.server import serve
 from mrlm.envs.team_sum import (
@@ -22,7 +24,10 @@ from mrlm.envs.team_sum import (
     parse_value,
     system_prompt,
 )
-from mrlm.envs.team_sum import env as team_sum_env
+from mrlm.envs.team_sum.game import CORRECT, WRONG
+
+# The package's ``env`` is PettingZoo's factory; the module of the same name is reached by import.
+team_sum_env = importlib.import_module("mrlm.envs.team_sum.env")
 
 ID = "mrlm/TeamSum-v0"
 
@@ -86,9 +91,41 @@ def test_registered_with_parallel_as_the_default_kind() -> None:
     assert isinstance(mrlm.envs.make(ID, kind="aec").unwrapped, TeamSumAECEnv)
 
 
-def test_one_round_is_the_whole_game_so_max_cycles_is_not_an_argument() -> None:
-    with pytest.raises(mrlm.envs.EnvArgumentError, match="max_cycles"):
-        mrlm.envs.make(ID, max_cycles=4)
+def test_max_cycles_test_on_the_package() -> None:
+    max_cycles_test(mrlm.envs.team_sum)
+    assert mrlm.envs.team_sum.parallel_env(max_cycles=3).rules.rounds == 3  # as in PettingZoo
+    assert mrlm.envs.make(ID).unwrapped.rules.rounds == 1  # one joint reply by default
+
+
+def test_each_round_deals_new_parts_and_is_paid_on_its_own() -> None:
+    env = mrlm.envs.make(ID, rounds=2)
+    first = _reset(env, 3)
+    observations, rewards, terminations, _, infos = env.step(
+        {agent: env.demonstration(agent) for agent in env.agents}
+    )
+    assert rewards == {"first": 1.0, "second": 1.0} and terminations == {"first": False, "second": False}
+    assert infos["first"]["answer"] == first["first"].value  # the round just judged
+    second = dict(env.parts)
+    assert observations["first"]["text"] == f"{CORRECT}\n\n{second['first'].question}"
+    observations, rewards, terminations, _, infos = env.step(dict.fromkeys(env.agents, "\\boxed{-1000}"))
+    assert rewards == {"first": 0.0, "second": 0.0} and terminations == {"first": True, "second": True}
+    assert infos["second"]["answer"] == second["second"].value and observations["first"]["text"] == WRONG
+    assert env.agents == []
+    # The same seed deals the same parts in every round.
+    again = mrlm.envs.make(ID, rounds=2)
+    assert _reset(again, 3) == first
+    again.step({agent: again.demonstration(agent) for agent in again.agents})
+    assert again.parts == second
+
+
+def test_max_cycles_truncates_explicit_rounds() -> None:
+    env = mrlm.envs.make(ID, rounds=5, max_cycles=2)
+    env.reset(seed=0)
+    env.step(dict.fromkeys(env.agents, ""))
+    _, _, terminations, truncations, _ = env.step(dict.fromkeys(env.agents, ""))
+    assert truncations == {"first": True, "second": True} and not any(terminations.values())
+    with pytest.raises(ValueError, match="rounds must be a positive int"):
+        mrlm.envs.make(ID, rounds=0)
 
 
 # Seeding ----------------------------------------------------------------------------------------------

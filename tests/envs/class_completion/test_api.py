@@ -10,7 +10,7 @@ import pytest
 from pettingzoo.test import api_test, max_cycles_test, parallel_api_test, parallel_seed_test, seed_test
 
 import mrlm.envs
-import mrlm.envs.class_completion.env as class_completion_module
+import mrlm.envs.class_completion
 from mrlm.envs.class_completion import builtin_records
 from mrlm.envs.class_completion.env import ClassCompletionAECEnv, ClassCompletionEnv
 from mrlm.envs.play import Terminal, play
@@ -44,7 +44,7 @@ def test_checkers_pass_with_other_arguments(make_env: Any, make_aec: Any, kwargs
 
 
 def test_max_cycles_test_on_the_module() -> None:
-    max_cycles_test(class_completion_module)
+    max_cycles_test(mrlm.envs.class_completion)
 
 
 def _parallel_trace(env: ClassCompletionEnv, seed: int) -> list[Any]:

@@ -13,10 +13,10 @@ import pytest
 from pettingzoo.test import api_test, max_cycles_test, parallel_api_test, parallel_seed_test, seed_test
 
 import mrlm.envs
+import mrlm.envs.writing
 from mrlm.envs import EnvArgumentError, TextSpace
 from mrlm.envs.play import Terminal, play
 from mrlm.envs.writing import Score, WritingAECEnv, WritingEnv, WritingTask
-from mrlm.envs.writing import env as writing_module
 from tests.envs.writing.texts import INTRODUCTION, INTRODUCTION_INDEX, TLDR, TLDR_INDEX
 
 # Role names ("summary") read better than PettingZoo's suggested "player_0" style.
@@ -33,10 +33,10 @@ def test_checkers_pass_for_both_tasks_and_kinds(task: str) -> None:
     parallel_seed_test(lambda: mrlm.envs.make("mrlm/Writing-v0", kind="parallel", task=task))
 
 
-def test_max_cycles_test_on_the_module() -> None:
-    max_cycles_test(writing_module)
-    env = writing_module.parallel_env(max_cycles=4)
-    assert env.setup.rounds == 4  # no rounds given: max_cycles is the episode length
+def test_max_cycles_test_on_the_package() -> None:
+    max_cycles_test(mrlm.envs.writing)
+    env = mrlm.envs.writing.parallel_env(max_cycles=4)
+    assert env.game.rounds == 4  # no rounds given: max_cycles is the episode length
 
 
 def test_max_cycles_truncates_explicit_rounds() -> None:

@@ -7,11 +7,15 @@ Importing this package registers every built-in env id (``gymnasium.make("mrlm/M
 from mrlm.envs._builtin import register_builtin_envs
 from mrlm.envs.core import (
     Feedback,
+    Game,
+    GameAECEnv,
+    GameParallelEnv,
     Outcome,
     TextAECEnv,
     TextEnv,
     TextParallelEnv,
     TextSpace,
+    play_in_turn,
     text_observation_space,
 )
 from mrlm.envs.dataset_task import DatasetTaskEnv
@@ -36,6 +40,9 @@ __all__ = [
     "EnvEntry",
     "EnvKind",
     "Feedback",
+    "Game",
+    "GameAECEnv",
+    "GameParallelEnv",
     "Outcome",
     "TextAECEnv",
     "TextEnv",
@@ -45,6 +52,7 @@ __all__ = [
     "env_entry",
     "list_envs",
     "make",
+    "play_in_turn",
     "register_env",
     "text_observation_space",
 ]

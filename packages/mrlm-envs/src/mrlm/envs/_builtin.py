@@ -1,4 +1,5 @@
-"""Registration of the environments that ship with mrlm-envs (run on ``import mrlm.envs``).
+"""Registration of the environments that ship with mrlm-envs, and of the remote id schemes (run on
+``import mrlm.envs``).
 
 Entry points are strings so that importing the package stays cheap: an env's module is imported the
 first time the env is made.
@@ -10,7 +11,7 @@ lowered, records come inline (or from a directory the operator allows), and argu
 objects (judges, reward functions, sandboxes, search backends, tool limits) are not settable at all.
 """
 
-from mrlm.envs.registry import register_env
+from mrlm.envs.registry import provide_scheme, register_env
 from mrlm.envs.server.client_args import (
     RENDER_MODE,
     Bool,
@@ -142,12 +143,17 @@ TEAM_SUM_ARGS = ClientArgs(
         "operations": ListOf(Choice(("+", "-")), max_items=8, min_items=1, single=True),
         "correct_reward": _REWARD,
         "format_reward": _REWARD,
+        "rounds": Int(1, _MAX_TURNS, optional=True),
+        "max_cycles": _MAX_CYCLES,
         "render_mode": RENDER_MODE,
     }
 )
 
 
 def register_builtin_envs() -> None:
+    # Ids of envs on a server; mrlm.envs.remote (which needs gRPC) registers both schemes on import.
+    provide_scheme("grpc", "mrlm.envs.remote")
+    provide_scheme("grpcs", "mrlm.envs.remote")
     register_env(
         "mrlm/Math-v0",
         description="Arithmetic, algebra and word problems answered in free text; verified answers.",

@@ -6,10 +6,13 @@ registry (``pettingzoo.register("aec" | "parallel", ...)``), so ``gymnasium.make
 one entry per id as well (kinds, a one-line description, entry points), which gives :func:`make` a single
 door for both kinds and lets it check keyword arguments before building anything.
 
-Ids of envs on a server, ``grpc://host:port/namespace/Name-vN`` (``grpcs://`` for TLS), go through the
-same two doors: :func:`make` builds the remote client of the env (see ``mrlm.envs.remote``) and
-:func:`env_entry` asks the server for the entry, so configs switch between local and remote envs by
-changing the id string.
+Ids with a scheme, ``scheme://...``, go through the same two doors to whoever registered the scheme
+with :func:`register_scheme`: ids of envs on a server, ``grpc://host:port/namespace/Name-vN``
+(``grpcs://`` for TLS), are made and looked up by ``mrlm.envs.remote``, which registers both schemes
+when it is imported, so configs switch between local and remote envs by changing the id string. This
+module imports nothing of the schemes' providers: :func:`provide_scheme` names the module to import the
+first time an id of a scheme is used (``mrlm.envs`` names ``mrlm.envs.remote`` for ``grpc`` and
+``grpcs``, which need gRPC).
 """
 
 from __future__ import annotations
@@ -70,10 +73,23 @@ class EnvEntry:
         return _load(self.entry_points[kind])
 
 
-_ENTRIES: dict[str, EnvEntry] = {}
+@dataclass(frozen=True)
+class Scheme:
+    """What :func:`make` and :func:`env_entry` do with the ids of one scheme (``name://...``).
 
-#: Prefixes of remote ids; their handling is imported only when one is used (it needs gRPC).
-_REMOTE_PREFIXES = ("grpc://", "grpcs://")
+    Attributes:
+        make: ``make(id, kind=kind, **kwargs)``, the env of ``id``.
+        entry: ``entry(id)``, the :class:`EnvEntry` of ``id``.
+    """
+
+    make: Callable[..., Any]
+    entry: Callable[[str], EnvEntry]
+
+
+_ENTRIES: dict[str, EnvEntry] = {}
+_SCHEMES: dict[str, Scheme] = {}
+#: Scheme -> the module whose import registers it.
+_SCHEME_PROVIDERS: dict[str, str] = {}
 
 
 def register_env(
@@ -123,6 +139,32 @@ def register_env(
     return entry
 
 
+def register_scheme(name: str, *, make: Callable[..., Any], entry: Callable[[str], EnvEntry]) -> None:
+    """Send ids ``name://...`` to ``make`` and ``entry`` (see :class:`Scheme`); a later call replaces them."""
+    _SCHEMES[_check_scheme(name)] = Scheme(make=make, entry=entry)
+
+
+def provide_scheme(name: str, module: str) -> None:
+    """Import ``module`` the first time an id ``name://...`` is used; its import must register ``name``."""
+    _SCHEME_PROVIDERS[_check_scheme(name)] = module
+
+
+def _check_scheme(name: str) -> str:
+    if not name.isidentifier():
+        raise ValueError(f"a scheme is a name such as 'grpc', got {name!r}")
+    return name
+
+
+def _scheme(id: str) -> Scheme | None:
+    """The scheme handling ``id``; None for a plain id, or a scheme nobody registered."""
+    name, separator, _ = id.partition("://")
+    if not separator:
+        return None
+    if name not in _SCHEMES and name in _SCHEME_PROVIDERS:
+        importlib.import_module(_SCHEME_PROVIDERS[name])
+    return _SCHEMES.get(name)
+
+
 def list_envs() -> list[EnvEntry]:
     """Every MRLM env id registered in this process, sorted by id."""
     return [_ENTRIES[key] for key in sorted(_ENTRIES)]
@@ -131,12 +173,12 @@ def list_envs() -> list[EnvEntry]:
 def env_entry(id: str) -> EnvEntry:
     """The entry of ``id``; :class:`UnknownEnvError` naming the known ids when there is none.
 
-    A remote id (``grpc://host:port/...``) is looked up on its server.
+    An id with a registered scheme is looked up by it: a remote id (``grpc://host:port/...``) on its
+    server.
     """
-    if id.startswith(_REMOTE_PREFIXES):
-        from mrlm.envs.remote.make import remote_entry
-
-        return remote_entry(id)
+    scheme = _scheme(id)
+    if scheme is not None:
+        return scheme.entry(id)
     try:
         return _ENTRIES[id]
     except KeyError:
@@ -168,10 +210,9 @@ def make(id: str, *, kind: EnvKind | None = None, **kwargs: Any) -> Any:
         EnvArgumentError: the env does not offer ``kind`` or does not take one of ``kwargs``.
         mrlm.envs.remote.RemoteEnvError: a remote id whose server cannot be reached or refuses.
     """
-    if id.startswith(_REMOTE_PREFIXES):
-        from mrlm.envs.remote.make import make_remote
-
-        return make_remote(id, kind=kind, **kwargs)
+    scheme = _scheme(id)
+    if scheme is not None:
+        return scheme.make(id, kind=kind, **kwargs)
     entry = env_entry(id)
     chosen = entry.kinds[0] if kind is None else kind
     if chosen not in entry.kinds:

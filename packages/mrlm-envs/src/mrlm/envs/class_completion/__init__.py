@@ -5,13 +5,14 @@
 >>> task.class_name, task.method_names
 ('Inventory', ('add_item', 'remove_item', 'quantity', 'most_stocked'))
 
-The env classes live in :mod:`mrlm.envs.class_completion.env`, which also offers PettingZoo's
-``env()`` and ``parallel_env()`` factories.
+Its env classes, with PettingZoo's ``env()`` and ``parallel_env()`` (a PettingZoo env module),
+come from :mod:`mrlm.envs.class_completion.env`.
 """
 
 from mrlm.envs.class_completion.assembly import Assembly, assemble
 from mrlm.envs.class_completion.classes import builtin_classes, builtin_records
 from mrlm.envs.class_completion.classeval import class_task, load_class_tasks
+from mrlm.envs.class_completion.env import ClassCompletionAECEnv, ClassCompletionEnv, env, parallel_env
 from mrlm.envs.class_completion.methods import ReplyCode, Written, read_reply
 from mrlm.envs.class_completion.ownership import ASSIGNMENTS, Assignment, Ledger, apply_round, deal
 from mrlm.envs.class_completion.scoring import COMPONENTS, DEFAULT_WEIGHTS, balance
@@ -23,6 +24,8 @@ __all__ = [
     "DEFAULT_WEIGHTS",
     "Assembly",
     "Assignment",
+    "ClassCompletionAECEnv",
+    "ClassCompletionEnv",
     "ClassTask",
     "Layout",
     "Ledger",
@@ -36,6 +39,8 @@ __all__ = [
     "builtin_records",
     "class_task",
     "deal",
+    "env",
     "load_class_tasks",
+    "parallel_env",
     "read_reply",
 ]

@@ -7,29 +7,53 @@ PettingZoo-style factories.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
-import numpy as np
-
-from mrlm.envs.class_completion.classes import builtin_classes
-from mrlm.envs.class_completion.classeval import ClassSource, load_class_tasks
-from mrlm.envs.class_completion.feedback import drafts_text
-from mrlm.envs.class_completion.game import ClassCompletionGame
-from mrlm.envs.class_completion.methods import ReplyCode
-from mrlm.envs.class_completion.ownership import ASSIGNMENTS, Assignment
+from mrlm.envs.class_completion.game import ClassCompletionGame, Records, agent_names, game_tasks
+from mrlm.envs.class_completion.ownership import Assignment
 from mrlm.envs.class_completion.scoring import check_weights
-from mrlm.envs.class_completion.tasks import ClassTask
-from mrlm.envs.core.multi_agent import Outcome, TextAECEnv, TextParallelEnv
+from mrlm.envs.core.game_env import GameAECEnv, GameForm, GameParallelEnv, check_turns, cycles_bound_turns
+from mrlm.envs.core.sandboxed import Judging
 from mrlm.envs.core.text_env import RENDER_MODES
-from mrlm.envs.sandbox import Limits, Sandbox
-from mrlm.envs.sandbox.api import MIB
-
-#: What ``records`` accepts: ClassEval records (a JSON or JSONL path, a list of dicts, a Dataset) or tasks.
-Records = ClassSource | Sequence[ClassTask]
+from mrlm.envs.sandbox import Sandbox
 
 
-class ClassCompletionEnv(TextParallelEnv):
+class _ClassCompletionArguments(GameForm[ClassCompletionGame]):
+    """The arguments of both forms."""
+
+    def __init__(
+        self,
+        *,
+        records: Records | None = None,
+        num_agents: int = 2,
+        assignment: Assignment = "env",
+        max_turns: int | None = 2,
+        weights: Mapping[str, float] | None = None,
+        idle_penalty: float = 0.2,
+        overwrite_penalty: float = 0.1,
+        time_limit_s: float = 10.0,
+        test_time_limit_s: float = 2.0,
+        memory_limit_mb: int = 512,
+        feedback_chars: int = 1000,
+        sandbox: Sandbox | None = None,
+        max_cycles: int | None = None,
+        render_mode: str | None = None,
+    ) -> None:
+        game = ClassCompletionGame(
+            game_tasks(records),
+            agent_names(num_agents),
+            assignment=assignment,
+            max_turns=check_turns(max_turns, max_cycles),
+            weights=check_weights(weights),
+            idle_penalty=idle_penalty,
+            overwrite_penalty=overwrite_penalty,
+            judging=Judging(time_limit_s, test_time_limit_s, memory_limit_mb, feedback_chars, sandbox),
+        )
+        super().__init__(game, max_cycles=max_cycles, render_mode=render_mode)
+
+
+class ClassCompletionEnv(_ClassCompletionArguments, GameParallelEnv[ClassCompletionGame]):
     """Class completion: agents implement the methods of one class skeleton between them.
 
     ## Description
@@ -83,8 +107,10 @@ class ClassCompletionEnv(TextParallelEnv):
     ``idle``, ``accepted`` (methods it placed this round) and ``overwrites``.
 
     ## Starting State
-    ``reset(seed=s)`` draws the class (and, with ``assignment="env"``, the deal) from ``s``;
-    ``options={"task_id": ...}`` or ``{"index": i}`` picks the class. The reset ``info`` holds
+    ``reset(seed=s)`` serves class ``s % n`` of the ``n`` classes (seeds ``0 .. n-1`` visit each once;
+    ``reset()`` without a seed draws one from the env's seeded generator) and, with
+    ``assignment="env"``, draws the deal from ``s``; ``options={"task_id": ...}`` or ``{"index": i}``
+    picks the class. The reset ``info`` holds
     ``system_prompt``, ``task_id``, ``source``, ``class_name``, ``methods``, ``assignment``,
     ``assigned`` (the agent's methods, empty with ``"agents"``) and ``num_tests``.
 
@@ -124,7 +150,8 @@ class ClassCompletionEnv(TextParallelEnv):
     reach the tests as ``RemoteError``, so ``assertRaises(MyError)`` does not match them.
 
     ## Version History
-    - v0: first version.
+    - v0: first version. A seed chooses task ``seed % n``, the rule of every MRLM env with a
+      collection of tasks (before, the seed drew it from the generator).
     """
 
     metadata: ClassVar[dict[str, Any]] = {
@@ -133,53 +160,8 @@ class ClassCompletionEnv(TextParallelEnv):
         "is_parallelizable": True,
     }
 
-    def __init__(
-        self,
-        *,
-        records: Records | None = None,
-        num_agents: int = 2,
-        assignment: Assignment = "env",
-        max_turns: int | None = 2,
-        weights: Mapping[str, float] | None = None,
-        idle_penalty: float = 0.2,
-        overwrite_penalty: float = 0.1,
-        time_limit_s: float = 10.0,
-        test_time_limit_s: float = 2.0,
-        memory_limit_mb: int = 512,
-        feedback_chars: int = 1000,
-        sandbox: Sandbox | None = None,
-        max_cycles: int | None = None,
-        render_mode: str | None = None,
-    ) -> None:
-        agents = agent_names(num_agents)
-        super().__init__(agents, max_cycles=max_cycles, render_mode=render_mode)
-        self.game = build_game(
-            agents,
-            records=records,
-            assignment=assignment,
-            max_turns=max_turns,
-            max_cycles=max_cycles,
-            weights=weights,
-            idle_penalty=idle_penalty,
-            overwrite_penalty=overwrite_penalty,
-            time_limit_s=time_limit_s,
-            test_time_limit_s=test_time_limit_s,
-            memory_limit_mb=memory_limit_mb,
-            feedback_chars=feedback_chars,
-            sandbox=sandbox,
-        )
 
-    def _start(self, rng: np.random.Generator, options: dict[str, Any]) -> Mapping[str, Mapping[str, Any]]:
-        return self.game.start(rng, options)
-
-    def _observe(self, agent: str) -> str:
-        return self.game.observe(agent)
-
-    def _act(self, actions: Mapping[str, str]) -> Outcome:
-        return self.game.play(actions)
-
-
-class ClassCompletionAECEnv(TextAECEnv):
+class ClassCompletionAECEnv(_ClassCompletionArguments, GameAECEnv[ClassCompletionGame]):
     """The turn-based form of :class:`ClassCompletionEnv`, with the same arguments, rewards and ``info``.
 
     The agents reply in order (``agent_0`` first), and each one sees the methods its teammates have
@@ -197,152 +179,13 @@ class ClassCompletionAECEnv(TextAECEnv):
         "is_parallelizable": False,
     }
 
-    def __init__(
-        self,
-        *,
-        records: Records | None = None,
-        num_agents: int = 2,
-        assignment: Assignment = "env",
-        max_turns: int | None = 2,
-        weights: Mapping[str, float] | None = None,
-        idle_penalty: float = 0.2,
-        overwrite_penalty: float = 0.1,
-        time_limit_s: float = 10.0,
-        test_time_limit_s: float = 2.0,
-        memory_limit_mb: int = 512,
-        feedback_chars: int = 1000,
-        sandbox: Sandbox | None = None,
-        max_cycles: int | None = None,
-        render_mode: str | None = None,
-    ) -> None:
-        agents = agent_names(num_agents)
-        super().__init__(agents, max_cycles=max_cycles, render_mode=render_mode)
-        self.game = build_game(
-            agents,
-            records=records,
-            assignment=assignment,
-            max_turns=max_turns,
-            max_cycles=max_cycles,
-            weights=weights,
-            idle_penalty=idle_penalty,
-            overwrite_penalty=overwrite_penalty,
-            time_limit_s=time_limit_s,
-            test_time_limit_s=test_time_limit_s,
-            memory_limit_mb=memory_limit_mb,
-            feedback_chars=feedback_chars,
-            sandbox=sandbox,
-        )
-        self._replies: dict[str, str] = {}
-        self._drafts: dict[str, ReplyCode] = {}
-        self._judged: Mapping[str, Mapping[str, Any]] = {}
-
-    def _start(self, rng: np.random.Generator, options: dict[str, Any]) -> Mapping[str, Mapping[str, Any]]:
-        self._replies, self._drafts = {}, {}
-        self._judged = self.game.start(rng, options)
-        return self._judged
-
-    def _observe(self, agent: str) -> str:
-        drafts = {other: draft for other, draft in self._drafts.items() if other != agent}
-        return self.game.observe(agent) + drafts_text(drafts)
-
-    def _act(self, agent: str, action: str) -> Outcome:
-        self._replies[agent] = action
-        self._drafts[agent] = self.game.draft(action)
-        if len(self._replies) < len(self.agents):
-            return Outcome(infos=self._judged)
-        outcome = self.game.play(self._replies)
-        self._replies, self._drafts = {}, {}
-        self._judged = outcome.infos
-        return outcome
-
 
 def parallel_env(**kwargs: Any) -> ClassCompletionEnv:
     """A :class:`ClassCompletionEnv`. As in PettingZoo's own factories, ``max_cycles`` bounds the
     episode: given without ``max_turns``, the env's own round budget is lifted."""
-    return ClassCompletionEnv(**_cycles_bound_turns(kwargs))
+    return ClassCompletionEnv(**cycles_bound_turns(kwargs))
 
 
 def env(**kwargs: Any) -> ClassCompletionAECEnv:
     """A :class:`ClassCompletionAECEnv`; ``max_cycles`` bounds the episode as in :func:`parallel_env`."""
-    return ClassCompletionAECEnv(**_cycles_bound_turns(kwargs))
-
-
-def _cycles_bound_turns(kwargs: dict[str, Any]) -> dict[str, Any]:
-    if kwargs.get("max_cycles") is not None and "max_turns" not in kwargs:
-        return {**kwargs, "max_turns": None}
-    return kwargs
-
-
-def agent_names(num_agents: int) -> tuple[str, ...]:
-    """``agent_0``, ``agent_1``, ...: the team, in turn and tie-break order."""
-    if isinstance(num_agents, bool) or not isinstance(num_agents, int) or num_agents < 2:
-        raise ValueError(f"num_agents must be an int of at least 2, got {num_agents!r}")
-    return tuple(f"agent_{index}" for index in range(num_agents))
-
-
-def build_game(
-    agents: Sequence[str],
-    *,
-    records: Records | None,
-    assignment: Assignment,
-    max_turns: int | None,
-    max_cycles: int | None,
-    weights: Mapping[str, float] | None,
-    idle_penalty: float,
-    overwrite_penalty: float,
-    time_limit_s: float,
-    test_time_limit_s: float,
-    memory_limit_mb: int,
-    feedback_chars: int,
-    sandbox: Sandbox | None,
-) -> ClassCompletionGame:
-    """The game behind both forms, with every argument checked."""
-    if assignment not in ASSIGNMENTS:
-        raise ValueError(f"assignment must be one of {ASSIGNMENTS}, got {assignment!r}")
-    if max_turns is not None and (
-        isinstance(max_turns, bool) or not isinstance(max_turns, int) or max_turns < 1
-    ):
-        raise ValueError(f"max_turns must be a positive int or None, got {max_turns!r}")
-    if max_turns is None and max_cycles is None:
-        raise ValueError("max_turns=None needs max_cycles, or episodes that fail would never end")
-    if not idle_penalty >= 0 or not overwrite_penalty >= 0:
-        raise ValueError("idle_penalty and overwrite_penalty must be >= 0")
-    if not time_limit_s > 0 or not test_time_limit_s > 0:
-        raise ValueError("time_limit_s and test_time_limit_s must be positive")
-    if feedback_chars < 40:
-        raise ValueError(f"feedback_chars must be at least 40, got {feedback_chars}")
-    limits = Limits(
-        wall_time_s=float(time_limit_s),
-        cpu_time_s=float(time_limit_s),
-        memory_bytes=int(memory_limit_mb) * MIB,
-        output_bytes=MIB,
-    )
-    return ClassCompletionGame(
-        _tasks(records),
-        agents,
-        assignment=assignment,
-        max_turns=max_turns,
-        weights=check_weights(weights),
-        idle_penalty=float(idle_penalty),
-        overwrite_penalty=float(overwrite_penalty),
-        limits=limits,
-        test_time_limit_s=float(test_time_limit_s),
-        feedback_chars=int(feedback_chars),
-        sandbox=sandbox,
-    )
-
-
-def _tasks(records: Records | None) -> tuple[ClassTask, ...]:
-    if records is None:
-        return builtin_classes()
-    if (
-        isinstance(records, Sequence)
-        and not isinstance(records, str)
-        and records
-        and all(isinstance(task, ClassTask) for task in records)
-    ):
-        tasks = tuple(task for task in records if isinstance(task, ClassTask))
-        if len({task.task_id for task in tasks}) != len(tasks):
-            raise ValueError("two tasks share a task_id")
-        return tasks
-    return load_class_tasks(records)  # type: ignore[arg-type]
+    return ClassCompletionAECEnv(**cycles_bound_turns(kwargs))

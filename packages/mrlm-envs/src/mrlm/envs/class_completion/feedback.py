@@ -9,6 +9,7 @@ from mrlm.envs.class_completion.methods import ReplyCode
 from mrlm.envs.class_completion.ownership import Assignment, Round
 from mrlm.envs.class_completion.tasks import ClassTask
 from mrlm.envs.code.execution import Verdict
+from mrlm.envs.code.feedback import cut, failure_detail, fenced
 
 SYSTEM_PROMPT = (
     "You are an expert Python programmer in a team that completes one class together; each member "
@@ -30,7 +31,7 @@ def task_text(
     ]
     if task.description:
         lines += ["", task.description]
-    lines += ["", "The skeleton:", _fenced(task.skeleton), ""]
+    lines += ["", "The skeleton:", fenced(task.skeleton), ""]
     if assignment == "env":
         mine = [name for name in task.method_names if owners.get(name) == agent]
         theirs = [f"`{name}` ({owners[name]})" for name in task.method_names if owners.get(name) != agent]
@@ -89,8 +90,11 @@ def round_text(
         return "\n".join(lines)
     if turns_left == 0:
         return "\n".join([*lines, "No rounds left."])
-    lines += ["", "The class:", _fenced(_cut(assembly.source, PROGRAM_CHARS))]
-    detail = _cut(_detail(verdict, assembly, task), max_chars)
+    lines += ["", "The class:", fenced(cut(assembly.source, PROGRAM_CHARS))]
+    detail = cut(
+        failure_detail(verdict, task.test_sources, "the class", lambda line: _where(line, assembly)),
+        max_chars,
+    )
     if detail:
         lines += ["", detail]
     lines += [
@@ -110,7 +114,7 @@ def drafts_text(drafts: Mapping[str, ReplyCode]) -> str:
         methods = draft.implemented
         lines.append(f"- `{agent}`: " + (_names([m.name for m in methods]) if methods else "no method"))
         if methods:
-            lines.append(_fenced(_cut("\n\n".join(m.code for m in methods), PROGRAM_CHARS)))
+            lines.append(fenced(cut("\n\n".join(m.code for m in methods), PROGRAM_CHARS)))
     return "\n".join(lines)
 
 
@@ -126,19 +130,6 @@ def _summary(verdict: Verdict) -> str:
     }[verdict.outcome]
 
 
-def _detail(verdict: Verdict, assembly: Assembly, task: ClassTask) -> str:
-    if verdict.outcome == "syntax_error":
-        shown = f"\n    {verdict.source_line.strip()}" if verdict.source_line else ""
-        return f"{verdict.message}{_where(verdict.line, assembly)}{shown}"
-    if verdict.outcome in ("error", "timeout") and not verdict.results:
-        return f"Error while loading the class{_where(verdict.line, assembly)}: {verdict.message}"
-    for index, result in enumerate(verdict.results):
-        if not result.passed:
-            test = "\n".join("    " + line for line in task.test_sources[index].rstrip().splitlines())
-            return f"First failing test:\n{test}\nError{_where(result.line, assembly)}: {result.error or 'failed'}"
-    return ""
-
-
 def _where(line: int | None, assembly: Assembly) -> str:
     if line is None:
         return ""
@@ -148,14 +139,3 @@ def _where(line: int | None, assembly: Assembly) -> str:
 
 def _names(names: Sequence[str]) -> str:
     return ", ".join(f"`{name}`" for name in names)
-
-
-def _fenced(code: str) -> str:
-    return f"```python\n{code.rstrip()}\n```"
-
-
-def _cut(text: str, limit: int) -> str:
-    if len(text) <= limit:
-        return text
-    mark = "\n[... cut]"
-    return text[: max(0, limit - len(mark))].rstrip() + mark

@@ -19,6 +19,8 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
+from mrlm.envs.core.weights import component_weights
+
 COMPONENTS = ("coverage", "tests", "balance")
 
 #: Default weights; they sum to 1, so a complete, correct, even split scores 1.
@@ -44,11 +46,4 @@ def team_score(components: Mapping[str, float], weights: Mapping[str, float]) ->
 def check_weights(weights: Mapping[str, float] | None) -> dict[str, float]:
     """The weights of every component: ``weights`` over the defaults. Raises ValueError on an unknown
     component or a negative or non-finite weight."""
-    chosen = dict(DEFAULT_WEIGHTS)
-    for name, value in (weights or {}).items():
-        if name not in COMPONENTS:
-            raise ValueError(f"unknown reward component {name!r}; components are {', '.join(COMPONENTS)}")
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < float("inf"):
-            raise ValueError(f"the weight of {name!r} must be a finite number >= 0, got {value!r}")
-        chosen[name] = float(value)
-    return chosen
+    return component_weights(weights, DEFAULT_WEIGHTS)

@@ -14,16 +14,15 @@ from mrlm.envs.code.problems import builtin_tasks
 from mrlm.envs.code.program import Program, build_program
 from mrlm.envs.code.records import TaskSource, check_unique, load_tasks
 from mrlm.envs.code.tasks import CodeTask
-from mrlm.envs.core.task_choice import choose_task
+from mrlm.envs.core.sandboxed import Judging, SandboxedTasks
 from mrlm.envs.core.text_env import Feedback, TextEnv
-from mrlm.envs.sandbox import Limits, Sandbox
-from mrlm.envs.sandbox.api import MIB
+from mrlm.envs.sandbox import Sandbox
 
 #: Longest error message kept per test, in characters.
 ERROR_CHARS = 300
 
 
-class CodeEnv(TextEnv):
+class CodeEnv(SandboxedTasks[CodeTask], TextEnv):
     """Code generation: the agent reads a programming task and replies with Python that is tested.
 
     ## Description
@@ -73,8 +72,9 @@ class CodeEnv(TextEnv):
     ``{"passed", "error", "timed_out"}`` per test), ``sandbox_status`` and ``message``.
 
     ## Starting State
-    ``reset(seed=s)`` draws the task from ``s``: the same seed always gives the same task.
-    ``options={"task_id": ...}`` or ``options={"index": i}`` picks one. ``info`` holds
+    ``reset(seed=s)`` serves task ``s % n`` of the ``n`` tasks, so the same seed always gives the same
+    task and seeds ``0 .. n-1`` visit each once; ``reset()`` without a seed draws one from the env's
+    seeded generator. ``options={"task_id": ...}`` or ``options={"index": i}`` picks one. ``info`` holds
     ``system_prompt``, ``task_id``, ``entry_point``, ``source`` and ``num_tests``.
 
     ## Episode End
@@ -104,7 +104,8 @@ class CodeEnv(TextEnv):
     | ``render_mode`` | ``None`` | ``"ansi"`` returns the transcript, ``"human"`` prints it |
 
     ## Version History
-    - v0: first version.
+    - v0: first version. A seed chooses task ``seed % n``, the rule of every MRLM env with a
+      collection of tasks (before, the seed drew it from the generator).
     """
 
     def __init__(
@@ -124,13 +125,8 @@ class CodeEnv(TextEnv):
         sandbox: Sandbox | None = None,
         render_mode: str | None = None,
     ) -> None:
-        super().__init__(max_turns=max_turns, render_mode=render_mode)
-        if time_limit_s <= 0 or test_time_limit_s <= 0:
-            raise ValueError("time_limit_s and test_time_limit_s must be positive")
-        if feedback_chars < 40:
-            raise ValueError(f"feedback_chars must be at least 40, got {feedback_chars}")
-        self.tasks = _as_tasks(records)
-        self._index = {task.task_id: position for position, task in enumerate(self.tasks)}
+        judging = Judging(time_limit_s, test_time_limit_s, memory_limit_mb, feedback_chars, sandbox)
+        super().__init__(_as_tasks(records), judging, max_turns=max_turns, render_mode=render_mode)
         self.all_pass_bonus = float(all_pass_bonus)
         self.outcome_rewards = {
             "syntax_error": float(syntax_error_reward),
@@ -138,46 +134,19 @@ class CodeEnv(TextEnv):
             "error": float(error_reward),
             "no_code": float(no_code_reward),
         }
-        self.limits = Limits(
-            wall_time_s=float(time_limit_s),
-            cpu_time_s=float(time_limit_s),
-            memory_bytes=int(memory_limit_mb) * MIB,
-            output_bytes=MIB,
-        )
-        self.test_time_limit_s = float(test_time_limit_s)
-        self.feedback_chars = int(feedback_chars)
-        self._sandbox = sandbox
-        self.task: CodeTask | None = None
-        self._previous_score = 0.0
-
-    @property
-    def sandbox(self) -> Sandbox:
-        """The sandbox that runs the replies: the one given, else one shared by the process's envs."""
-        return self._sandbox if self._sandbox is not None else Sandbox.shared()
-
-    def __getstate__(self) -> dict[str, Any]:
-        # A sandbox holds worker processes and cannot travel; a copy uses the shared one.
-        state = dict(self.__dict__)
-        state["_sandbox"] = None
-        return state
 
     def _start(self, rng: np.random.Generator, options: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-        self.task = self._choose(rng, options)
-        self._previous_score = 0.0
+        task = self.start_task(rng, self._reset_seed, options)
         info = {
             "system_prompt": SYSTEM_PROMPT,
-            "task_id": self.task.task_id,
-            "entry_point": self.task.entry_point,
-            "source": self.task.source,
-            "num_tests": len(self.task.tests),
+            "task_id": task.task_id,
+            "entry_point": task.entry_point,
+            "source": task.source,
+            "num_tests": len(task.tests),
         }
-        return task_text(self.task), info
-
-    def _choose(self, rng: np.random.Generator, options: dict[str, Any]) -> CodeTask:
-        return choose_task(self.tasks, self._index, rng, options)
+        return task_text(task), info
 
     def _respond(self, action: str) -> Feedback:
-        assert self.task is not None
         code = extract_code(action, self.task.entry_point)
         program: Program | None = None
         if code is None:
@@ -193,8 +162,7 @@ class CodeEnv(TextEnv):
                 error_chars=ERROR_CHARS,
             )
         info = self._scored(verdict)
-        reward = info["score"] - self._previous_score
-        self._previous_score = info["score"]
+        reward = self.score_change(info["score"])
         observation = judgement_text(
             verdict, program, self.task.tests, turns_left=self.turns_left, max_chars=self.feedback_chars
         )
@@ -212,10 +180,7 @@ class CodeEnv(TextEnv):
             "total": verdict.total,
             "pass_fraction": verdict.pass_fraction,
             "all_passed": verdict.all_passed,
-            "results": [
-                {"passed": result.passed, "error": result.error, "timed_out": result.timed_out}
-                for result in verdict.results
-            ],
+            "results": verdict.result_infos(),
             "sandbox_status": verdict.sandbox_status,
             "message": verdict.message,
             "score": reward_pass + reward_bonus + reward_outcome,

@@ -85,6 +85,13 @@ class Verdict:
     def all_passed(self) -> bool:
         return self.total > 0 and self.passed == self.total
 
+    def result_infos(self) -> list[dict[str, Any]]:
+        """One ``{"passed", "error", "timed_out"}`` per test, as the envs put them in ``info``."""
+        return [
+            {"passed": result.passed, "error": result.error, "timed_out": result.timed_out}
+            for result in self.results
+        ]
+
 
 @lru_cache(maxsize=1)
 def harness_source() -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 
 from mrlm.envs.code.execution import Verdict
 from mrlm.envs.code.program import Program
@@ -93,3 +94,37 @@ def _relative_lines(message: str, program: Program | None) -> str:
 
 def _indent(text: str) -> str:
     return "\n".join("    " + line for line in text.splitlines())
+
+
+# Shared with the team envs, whose programs are assembled from several agents' code ---------------------
+
+
+def fenced(code: str) -> str:
+    """``code`` in a python block."""
+    return f"```python\n{code.rstrip()}\n```"
+
+
+def cut(text: str, limit: int) -> str:
+    """``text``, ending in a mark where it is cut to at most ``limit`` characters."""
+    if len(text) <= limit:
+        return text
+    mark = "\n[... cut]"
+    return text[: max(0, limit - len(mark))].rstrip() + mark
+
+
+def failure_detail(
+    verdict: Verdict, tests: Sequence[str], subject: str, where: Callable[[int | None], str]
+) -> str:
+    """What to fix after a failed run of ``subject`` ("the program"): the syntax error, the error
+    raised while loading it, or the first failing test of ``tests`` with its error; empty when nothing
+    failed. ``where(line)`` says where a line is (`` (line 3, in the code of `helper`)``)."""
+    if verdict.outcome == "syntax_error":
+        shown = f"\n    {verdict.source_line.strip()}" if verdict.source_line else ""
+        return f"{verdict.message}{where(verdict.line)}{shown}"
+    if verdict.outcome in ("error", "timeout") and not verdict.results:
+        return f"Error while loading {subject}{where(verdict.line)}: {verdict.message}"
+    for index, result in enumerate(verdict.results):
+        if not result.passed:
+            test = "\n".join("    " + line for line in tests[index].rstrip().splitlines())
+            return f"First failing test:\n{test}\nError{where(result.line)}: {result.error or 'failed'}"
+    return ""

@@ -5,11 +5,12 @@
 >>> [part.name for part in task.parts], task.parts[1].uses
 (['is_prime', 'sum_of_primes'], ('is_prime',))
 
-The env classes live in :mod:`mrlm.envs.coop_code.env`, which also offers PettingZoo's ``env()``
-and ``parallel_env()`` factories.
+Its env classes, with PettingZoo's ``env()`` and ``parallel_env()`` (a PettingZoo env module),
+come from :mod:`mrlm.envs.coop_code.env`.
 """
 
 from mrlm.envs.coop_code.assembly import Assembly, Contribution, assemble, contribute
+from mrlm.envs.coop_code.env import CoopCodeAECEnv, CoopCodeEnv, env, parallel_env
 from mrlm.envs.coop_code.judging import COMPONENTS, DEFAULT_WEIGHTS, Components
 from mrlm.envs.coop_code.problems import builtin_problems
 from mrlm.envs.coop_code.records import load_coop_tasks, split_task
@@ -22,6 +23,8 @@ __all__ = [
     "Assembly",
     "Components",
     "Contribution",
+    "CoopCodeAECEnv",
+    "CoopCodeEnv",
     "CoopTask",
     "Part",
     "Usage",
@@ -29,7 +32,9 @@ __all__ = [
     "assemble",
     "builtin_problems",
     "contribute",
+    "env",
     "load_coop_tasks",
+    "parallel_env",
     "split_task",
     "usage",
 ]

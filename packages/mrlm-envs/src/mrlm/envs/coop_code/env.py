@@ -6,30 +6,49 @@ the turn-based one; :func:`parallel_env` and :func:`env` are PettingZoo-style fa
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
-import numpy as np
-
-from mrlm.envs.code.records import TaskSource
-from mrlm.envs.code.tasks import CodeTask
-from mrlm.envs.coop_code.assembly import Contribution
-from mrlm.envs.coop_code.feedback import drafts_text
-from mrlm.envs.coop_code.game import CoopCodeGame
+from mrlm.envs.coop_code.game import CoopCodeGame, Records, game_tasks
 from mrlm.envs.coop_code.judging import check_weights
-from mrlm.envs.coop_code.problems import builtin_problems
-from mrlm.envs.coop_code.records import load_coop_tasks, split_task
-from mrlm.envs.coop_code.tasks import CoopTask, agent_names
-from mrlm.envs.core.multi_agent import Outcome, TextAECEnv, TextParallelEnv
+from mrlm.envs.coop_code.tasks import agent_names
+from mrlm.envs.core.game_env import GameAECEnv, GameForm, GameParallelEnv, check_turns, cycles_bound_turns
+from mrlm.envs.core.sandboxed import Judging
 from mrlm.envs.core.text_env import RENDER_MODES
-from mrlm.envs.sandbox import Limits, Sandbox
-from mrlm.envs.sandbox.api import MIB
-
-#: What ``records`` accepts: records (a JSONL path, a list of dicts, a Dataset) or ready tasks.
-Records = TaskSource | Sequence[CoopTask | CodeTask]
+from mrlm.envs.sandbox import Sandbox
 
 
-class CoopCodeEnv(TextParallelEnv):
+class _CoopCodeArguments(GameForm[CoopCodeGame]):
+    """The arguments of both forms."""
+
+    def __init__(
+        self,
+        *,
+        records: Records | None = None,
+        num_agents: int = 2,
+        helper_name: str = "aux",
+        max_turns: int | None = 2,
+        weights: Mapping[str, float] | None = None,
+        time_limit_s: float = 10.0,
+        test_time_limit_s: float = 2.0,
+        memory_limit_mb: int = 512,
+        feedback_chars: int = 1000,
+        sandbox: Sandbox | None = None,
+        max_cycles: int | None = None,
+        render_mode: str | None = None,
+    ) -> None:
+        agents = agent_names(num_agents)
+        game = CoopCodeGame(
+            game_tasks(records, len(agents), helper_name),
+            agents,
+            max_turns=check_turns(max_turns, max_cycles),
+            weights=check_weights(weights),
+            judging=Judging(time_limit_s, test_time_limit_s, memory_limit_mb, feedback_chars, sandbox),
+        )
+        super().__init__(game, max_cycles=max_cycles, render_mode=render_mode)
+
+
+class CoopCodeEnv(_CoopCodeArguments, GameParallelEnv[CoopCodeGame]):
     """Cooperative coding: each agent writes one function of a program, and the team is tested.
 
     ## Description
@@ -79,8 +98,9 @@ class CoopCodeEnv(TextParallelEnv):
     ``function``, ``defined``, ``parses``, ``dropped``) and ``program`` (the assembled source).
 
     ## Starting State
-    ``reset(seed=s)`` draws the task from ``s``; ``options={"task_id": ...}`` or ``{"index": i}``
-    picks one. The reset ``info`` of each agent holds ``system_prompt``, ``task_id``, ``source``,
+    ``reset(seed=s)`` serves task ``s % n`` of the ``n`` tasks (seeds ``0 .. n-1`` visit each once);
+    ``reset()`` without a seed draws one from the env's seeded generator; ``options={"task_id": ...}``
+    or ``{"index": i}`` picks one. The reset ``info`` of each agent holds ``system_prompt``, ``task_id``, ``source``,
     ``function`` (its part), ``owners`` (function -> agent) and ``num_tests``.
 
     ## Episode End
@@ -109,7 +129,8 @@ class CoopCodeEnv(TextParallelEnv):
     | ``render_mode`` | ``None`` | ``"ansi"`` returns the transcript, ``"human"`` prints it |
 
     ## Version History
-    - v0: first version.
+    - v0: first version. A seed chooses task ``seed % n``, the rule of every MRLM env with a
+      collection of tasks (before, the seed drew it from the generator).
     """
 
     metadata: ClassVar[dict[str, Any]] = {
@@ -118,49 +139,8 @@ class CoopCodeEnv(TextParallelEnv):
         "is_parallelizable": True,
     }
 
-    def __init__(
-        self,
-        *,
-        records: Records | None = None,
-        num_agents: int = 2,
-        helper_name: str = "aux",
-        max_turns: int | None = 2,
-        weights: Mapping[str, float] | None = None,
-        time_limit_s: float = 10.0,
-        test_time_limit_s: float = 2.0,
-        memory_limit_mb: int = 512,
-        feedback_chars: int = 1000,
-        sandbox: Sandbox | None = None,
-        max_cycles: int | None = None,
-        render_mode: str | None = None,
-    ) -> None:
-        agents = agent_names(num_agents)
-        super().__init__(agents, max_cycles=max_cycles, render_mode=render_mode)
-        self.game = build_game(
-            agents,
-            records=records,
-            helper_name=helper_name,
-            max_turns=max_turns,
-            max_cycles=max_cycles,
-            weights=weights,
-            time_limit_s=time_limit_s,
-            test_time_limit_s=test_time_limit_s,
-            memory_limit_mb=memory_limit_mb,
-            feedback_chars=feedback_chars,
-            sandbox=sandbox,
-        )
 
-    def _start(self, rng: np.random.Generator, options: dict[str, Any]) -> Mapping[str, Mapping[str, Any]]:
-        return self.game.start(rng, options)
-
-    def _observe(self, agent: str) -> str:
-        return self.game.observe(agent)
-
-    def _act(self, actions: Mapping[str, str]) -> Outcome:
-        return self.game.play(actions)
-
-
-class CoopCodeAECEnv(TextAECEnv):
+class CoopCodeAECEnv(_CoopCodeArguments, GameAECEnv[CoopCodeGame]):
     """The turn-based form of :class:`CoopCodeEnv`, with the same arguments, rewards and ``info``.
 
     The agents reply in part order (helpers first, ``main`` last), and each one sees the code its
@@ -178,150 +158,13 @@ class CoopCodeAECEnv(TextAECEnv):
         "is_parallelizable": False,
     }
 
-    def __init__(
-        self,
-        *,
-        records: Records | None = None,
-        num_agents: int = 2,
-        helper_name: str = "aux",
-        max_turns: int | None = 2,
-        weights: Mapping[str, float] | None = None,
-        time_limit_s: float = 10.0,
-        test_time_limit_s: float = 2.0,
-        memory_limit_mb: int = 512,
-        feedback_chars: int = 1000,
-        sandbox: Sandbox | None = None,
-        max_cycles: int | None = None,
-        render_mode: str | None = None,
-    ) -> None:
-        agents = agent_names(num_agents)
-        super().__init__(agents, max_cycles=max_cycles, render_mode=render_mode)
-        self.game = build_game(
-            agents,
-            records=records,
-            helper_name=helper_name,
-            max_turns=max_turns,
-            max_cycles=max_cycles,
-            weights=weights,
-            time_limit_s=time_limit_s,
-            test_time_limit_s=test_time_limit_s,
-            memory_limit_mb=memory_limit_mb,
-            feedback_chars=feedback_chars,
-            sandbox=sandbox,
-        )
-        self._replies: dict[str, str] = {}
-        self._drafts: dict[str, Contribution] = {}
-        self._judged: Mapping[str, Mapping[str, Any]] = {}
-
-    def _start(self, rng: np.random.Generator, options: dict[str, Any]) -> Mapping[str, Mapping[str, Any]]:
-        self._replies, self._drafts = {}, {}
-        self._judged = self.game.start(rng, options)
-        return self._judged
-
-    def _observe(self, agent: str) -> str:
-        drafts = {other: draft for other, draft in self._drafts.items() if other != agent}
-        return self.game.observe(agent) + drafts_text(drafts)
-
-    def _act(self, agent: str, action: str) -> Outcome:
-        self._replies[agent] = action
-        self._drafts[agent] = self.game.draft(agent, action)
-        if len(self._replies) < len(self.agents):
-            return Outcome(infos=self._judged)
-        outcome = self.game.play(self._replies)
-        self._replies, self._drafts = {}, {}
-        self._judged = outcome.infos
-        return outcome
-
 
 def parallel_env(**kwargs: Any) -> CoopCodeEnv:
     """A :class:`CoopCodeEnv`. As in PettingZoo's own factories, ``max_cycles`` bounds the episode:
     given without ``max_turns``, the env's own turn budget is lifted."""
-    return CoopCodeEnv(**_cycles_bound_turns(kwargs))
+    return CoopCodeEnv(**cycles_bound_turns(kwargs))
 
 
 def env(**kwargs: Any) -> CoopCodeAECEnv:
     """A :class:`CoopCodeAECEnv`; ``max_cycles`` bounds the episode as in :func:`parallel_env`."""
-    return CoopCodeAECEnv(**_cycles_bound_turns(kwargs))
-
-
-def _cycles_bound_turns(kwargs: dict[str, Any]) -> dict[str, Any]:
-    if kwargs.get("max_cycles") is not None and "max_turns" not in kwargs:
-        return {**kwargs, "max_turns": None}
-    return kwargs
-
-
-def build_game(
-    agents: Sequence[str],
-    *,
-    records: Records | None,
-    helper_name: str,
-    max_turns: int | None,
-    max_cycles: int | None,
-    weights: Mapping[str, float] | None,
-    time_limit_s: float,
-    test_time_limit_s: float,
-    memory_limit_mb: int,
-    feedback_chars: int,
-    sandbox: Sandbox | None,
-) -> CoopCodeGame:
-    """The game behind both forms, with every argument checked."""
-    if max_turns is not None and (
-        isinstance(max_turns, bool) or not isinstance(max_turns, int) or max_turns < 1
-    ):
-        raise ValueError(f"max_turns must be a positive int or None, got {max_turns!r}")
-    if max_turns is None and max_cycles is None:
-        raise ValueError("max_turns=None needs max_cycles, or episodes that fail would never end")
-    if not time_limit_s > 0 or not test_time_limit_s > 0:
-        raise ValueError("time_limit_s and test_time_limit_s must be positive")
-    if feedback_chars < 40:
-        raise ValueError(f"feedback_chars must be at least 40, got {feedback_chars}")
-    limits = Limits(
-        wall_time_s=float(time_limit_s),
-        cpu_time_s=float(time_limit_s),
-        memory_bytes=int(memory_limit_mb) * MIB,
-        output_bytes=MIB,
-    )
-    return CoopCodeGame(
-        _tasks(records, len(agents), helper_name),
-        agents,
-        max_turns=max_turns,
-        weights=check_weights(weights),
-        limits=limits,
-        test_time_limit_s=float(test_time_limit_s),
-        feedback_chars=int(feedback_chars),
-        sandbox=sandbox,
-    )
-
-
-def _tasks(records: Records | None, num_agents: int, helper_name: str) -> tuple[CoopTask, ...]:
-    if records is None:
-        tasks = tuple(task for task in builtin_problems() if len(task.parts) == num_agents)
-        if not tasks:
-            raise ValueError(f"no built-in problem has {num_agents} parts; they have 2 or 3")
-        return tasks
-    if (
-        isinstance(records, Sequence)
-        and not isinstance(records, str)
-        and records
-        and all(isinstance(task, (CoopTask, CodeTask)) for task in records)
-    ):
-        ready = tuple(
-            task if isinstance(task, CoopTask) else split_task(task, helper_name)
-            for task in records
-            if isinstance(task, (CoopTask, CodeTask))
-        )
-        return _check(ready, num_agents)
-    return _check(load_coop_tasks(records, helper_name=helper_name), num_agents)  # type: ignore[arg-type]
-
-
-def _check(tasks: tuple[CoopTask, ...], num_agents: int) -> tuple[CoopTask, ...]:
-    ids = [task.task_id for task in tasks]
-    if len(set(ids)) != len(ids):
-        raise ValueError("two tasks share a task_id")
-    wrong = [task.task_id for task in tasks if len(task.parts) != num_agents]
-    if wrong:
-        raise ValueError(
-            f"num_agents={num_agents}, but tasks {wrong[:5]} have another number of parts "
-            "(tasks made from records have two)"
-        )
-    return tasks
+    return CoopCodeAECEnv(**cycles_bound_turns(kwargs))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from mrlm.envs.code.execution import Verdict
+from mrlm.envs.code.feedback import cut, failure_detail, fenced
 from mrlm.envs.coop_code.assembly import Assembly, Contribution
 from mrlm.envs.coop_code.judging import Components
 from mrlm.envs.coop_code.tasks import CoopTask, Part
@@ -38,7 +39,7 @@ def task_text(task: CoopTask, agents: Sequence[str], agent: str) -> str:
     if task.description:
         lines += ["", f"Task: {task.description}"]
     if task.context.strip():
-        lines += ["", "The program starts with this code:", _fenced(task.context)]
+        lines += ["", "The program starts with this code:", fenced(task.context)]
     lines += ["", f"Your part: the function `{part.name}`.", *_part_lines(part, owners)]
     lines += ["", "Your teammates write:"]
     for other, owner in zip(task.parts, agents, strict=True):
@@ -75,8 +76,11 @@ def attempt_text(
     if turns_left == 0:
         return "\n".join([summary, *notes, "No attempts left."])
     own = next(c.part for c in contributions if c.agent == agent)
-    detail = _cut(_detail(verdict, assembly, task), max_chars)
-    lines = [summary, *notes, "", "The team's program:", _fenced(_cut(assembly.source, PROGRAM_CHARS))]
+    detail = cut(
+        failure_detail(verdict, task.tests.tests, "the program", lambda line: _where(line, assembly)),
+        max_chars,
+    )
+    lines = [summary, *notes, "", "The team's program:", fenced(cut(assembly.source, PROGRAM_CHARS))]
     if detail:
         lines += ["", detail]
     lines += ["", f"Reply with the new version of your function `{own}` in one ```python code block."]
@@ -92,13 +96,13 @@ def drafts_text(drafts: Mapping[str, Contribution]) -> str:
         code = draft.code.strip()
         lines += [
             f"- `{agent}` ({draft.part}):",
-            _fenced(_cut(code, PROGRAM_CHARS)) if code else "  (no code)",
+            fenced(cut(code, PROGRAM_CHARS)) if code else "  (no code)",
         ]
     return "\n".join(lines)
 
 
 def _part_lines(part: Part, owners: Mapping[str, str]) -> list[str]:
-    lines = [_fenced(part.stub)] if part.stub.strip() else []
+    lines = [fenced(part.stub)] if part.stub.strip() else []
     if part.description:
         lines.append(part.description)
     if part.uses:
@@ -145,34 +149,8 @@ def _notes(task: CoopTask, contributions: Sequence[Contribution], usages: Mappin
     return notes
 
 
-def _detail(verdict: Verdict, assembly: Assembly, task: CoopTask) -> str:
-    if verdict.outcome == "syntax_error":
-        return f"{verdict.message}{_where(verdict.line, assembly)}" + (
-            f"\n    {verdict.source_line.strip()}" if verdict.source_line else ""
-        )
-    if verdict.outcome in ("error", "timeout") and not verdict.results:
-        return f"Error while loading the program{_where(verdict.line, assembly)}: {verdict.message}"
-    tests = task.tests.tests
-    for index, result in enumerate(verdict.results):
-        if not result.passed:
-            test = "\n".join("    " + line for line in tests[index].rstrip().splitlines())
-            return f"First failing test:\n{test}\nError{_where(result.line, assembly)}: {result.error or 'failed'}"
-    return ""
-
-
 def _where(line: int | None, assembly: Assembly) -> str:
     if line is None:
         return ""
     author = assembly.author(line)
     return f" (line {line}, in the code of `{author}`)" if author else f" (line {line})"
-
-
-def _fenced(code: str) -> str:
-    return f"```python\n{code.rstrip()}\n```"
-
-
-def _cut(text: str, limit: int) -> str:
-    if len(text) <= limit:
-        return text
-    mark = "\n[... cut]"
-    return text[: max(0, limit - len(mark))].rstrip() + mark

@@ -1,7 +1,8 @@
 """The rules of ``mrlm/CoopCode-v0``, shared by its parallel and turn-based (AEC) forms.
 
 A round is one attempt: every agent replies with its part, the parts are assembled, tested and
-scored, and every agent gets the same reward. The game knows nothing of PettingZoo.
+scored, and every agent gets the same reward. :class:`CoopCodeGame` is a
+:class:`~mrlm.envs.core.game.Game`; it knows nothing of PettingZoo.
 """
 
 from __future__ import annotations
@@ -12,16 +13,23 @@ from typing import Any
 import numpy as np
 
 from mrlm.envs.code.execution import Verdict
+from mrlm.envs.code.records import TaskSource
+from mrlm.envs.code.tasks import CodeTask
 from mrlm.envs.coop_code import feedback
 from mrlm.envs.coop_code.assembly import Assembly, Contribution, assemble, contribute
 from mrlm.envs.coop_code.judging import Components, components, run_tests
+from mrlm.envs.coop_code.problems import builtin_problems
+from mrlm.envs.coop_code.records import load_coop_tasks, split_task
 from mrlm.envs.coop_code.tasks import CoopTask
+from mrlm.envs.core.game import PendingRound
 from mrlm.envs.core.multi_agent import Outcome
-from mrlm.envs.core.task_choice import choose_task
-from mrlm.envs.sandbox import Limits, Sandbox
+from mrlm.envs.core.sandboxed import Judging, SandboxedTasks
+
+#: What ``records`` accepts: records (a JSONL path, a list of dicts, a Dataset) or ready tasks.
+Records = TaskSource | Sequence[CoopTask | CodeTask]
 
 
-class CoopCodeGame:
+class CoopCodeGame(SandboxedTasks[CoopTask]):
     """Tasks, turns, judging and scoring of one team.
 
     Args:
@@ -29,10 +37,7 @@ class CoopCodeGame:
         agents: the agents, in part order.
         max_turns: attempts per episode; None for no limit (then ``max_cycles`` must end episodes).
         weights: the weight of each reward component.
-        limits: limits of one execution of the program with its tests.
-        test_time_limit_s: time limit of each test.
-        feedback_chars: longest error detail shown after an attempt.
-        sandbox: the sandbox that runs the programs; None for the one shared by the process.
+        judging: how the programs are run and reported.
     """
 
     def __init__(
@@ -42,58 +47,43 @@ class CoopCodeGame:
         *,
         max_turns: int | None,
         weights: Mapping[str, float],
-        limits: Limits,
-        test_time_limit_s: float,
-        feedback_chars: int,
-        sandbox: Sandbox | None,
+        judging: Judging,
     ) -> None:
-        self.tasks = tuple(tasks)
+        super().__init__(tasks, judging)
         self.agents = tuple(agents)
-        self._index = {task.task_id: position for position, task in enumerate(self.tasks)}
         self.max_turns = max_turns
         self.weights = dict(weights)
-        self.limits = limits
-        self.test_time_limit_s = test_time_limit_s
-        self.feedback_chars = feedback_chars
-        self._sandbox = sandbox
-        self.task = self.tasks[0]
         self.turn = 0
-        self._previous_score = 0.0
         self._texts: dict[str, str] = {}
+        self._round: PendingRound[Contribution] = PendingRound()
 
-    @property
-    def sandbox(self) -> Sandbox:
-        """The sandbox that runs the programs: the one given, else one shared by the process."""
-        return self._sandbox if self._sandbox is not None else Sandbox.shared()
-
-    def __getstate__(self) -> dict[str, Any]:
-        # A sandbox holds worker processes and cannot travel; a copy uses the shared one.
-        state = dict(self.__dict__)
-        state["_sandbox"] = None
-        return state
-
-    def start(self, rng: np.random.Generator, options: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
-        """Draw a task (or take ``options["task_id"]`` / ``options["index"]``); return reset infos."""
-        self.task = self._choose(rng, options)
+    def start(
+        self, rng: np.random.Generator, seed: int | None, options: Mapping[str, Any]
+    ) -> dict[str, dict[str, Any]]:
+        """Choose a task (see :meth:`~mrlm.envs.core.sandboxed.SandboxedTasks.start_task`); return the
+        reset infos."""
+        task = self.start_task(rng, seed, options)
         self.turn = 0
-        self._previous_score = 0.0
-        self._texts = {agent: feedback.task_text(self.task, self.agents, agent) for agent in self.agents}
-        owners = {part.name: agent for part, agent in zip(self.task.parts, self.agents, strict=True)}
-        return {
+        self._texts = {agent: feedback.task_text(task, self.agents, agent) for agent in self.agents}
+        owners = {part.name: agent for part, agent in zip(task.parts, self.agents, strict=True)}
+        infos = {
             agent: {
                 "system_prompt": feedback.SYSTEM_PROMPT,
-                "task_id": self.task.task_id,
-                "source": self.task.source,
+                "task_id": task.task_id,
+                "source": task.source,
                 "function": part.name,
                 "owners": dict(owners),
-                "num_tests": len(self.task.tests.tests),
+                "num_tests": len(task.tests.tests),
             }
-            for agent, part in zip(self.agents, self.task.parts, strict=True)
+            for agent, part in zip(self.agents, task.parts, strict=True)
         }
+        self._round.close(infos)
+        return infos
 
     def observe(self, agent: str) -> str:
-        """The text ``agent`` sees now: its part of the task, or the result of the last attempt."""
-        return self._texts[agent]
+        """Its part of the task, or the result of the last attempt, and (turn-based form) what its
+        teammates have already written this round."""
+        return self._texts[agent] + feedback.drafts_text(self._round.drafts_for(agent))
 
     def draft(self, agent: str, reply: str) -> Contribution:
         """What ``agent``'s ``reply`` adds to the program (no test is run)."""
@@ -102,18 +92,24 @@ class CoopCodeGame:
         teammates = [other.name for other in self.task.parts if other.name != part.name]
         return contribute(agent, part, reply, teammates)
 
-    def play(self, replies: Mapping[str, str]) -> Outcome:
+    def move(self, agent: str, action: str) -> Outcome:
+        """One agent's part (turn-based form); the last part of a round has the attempt judged."""
+        self._round.add(agent, action, self.draft(agent, action))
+        if len(self._round.replies) < len(self.agents):
+            return Outcome(infos=self._round.last_infos)
+        return self.play(self._round.replies)
+
+    def play(self, actions: Mapping[str, str]) -> Outcome:
         """Judge one attempt made of every agent's reply; the reward is the change in team score."""
         self.turn += 1
-        contributions = [self.draft(agent, replies[agent]) for agent in self.agents]
+        contributions = [self.draft(agent, actions[agent]) for agent in self.agents]
         assembly = assemble(self.task.context, contributions)
         verdict = run_tests(
             assembly, self.task, self.sandbox, self.limits, step_time_limit_s=self.test_time_limit_s
         )
         parts = components(self.task, contributions, verdict)
         score = parts.score(self.weights)
-        reward = score - self._previous_score
-        self._previous_score = score
+        reward = self.score_change(score)
         turns_left = None if self.max_turns is None else self.max_turns - self.turn
         done = verdict.all_passed or turns_left == 0
         for agent in self.agents:
@@ -129,9 +125,13 @@ class CoopCodeGame:
                 max_chars=self.feedback_chars,
             )
         info = self._info(assembly, contributions, verdict, parts, score)
-        return Outcome(
-            rewards=dict.fromkeys(self.agents, reward), done=done, infos=dict.fromkeys(self.agents, info)
-        )
+        infos = dict.fromkeys(self.agents, info)
+        self._round.close(infos)
+        return Outcome(rewards=dict.fromkeys(self.agents, reward), done=done, infos=infos)
+
+    def render(self) -> None:
+        """None: the env's transcript of replies is the picture."""
+        return None
 
     def _info(
         self,
@@ -151,10 +151,7 @@ class CoopCodeGame:
             "passed": verdict.passed,
             "total": verdict.total,
             "all_passed": verdict.all_passed,
-            "results": [
-                {"passed": result.passed, "error": result.error, "timed_out": result.timed_out}
-                for result in verdict.results
-            ],
+            "results": verdict.result_infos(),
             "message": verdict.message,
             "parts": {
                 c.agent: {
@@ -168,5 +165,34 @@ class CoopCodeGame:
             "program": assembly.source,
         }
 
-    def _choose(self, rng: np.random.Generator, options: Mapping[str, Any]) -> CoopTask:
-        return choose_task(self.tasks, self._index, rng, options)
+
+def game_tasks(records: Records | None, num_agents: int, helper_name: str) -> tuple[CoopTask, ...]:
+    """The tasks of ``records`` (the built-in problems when None), each with ``num_agents`` parts."""
+    if records is None:
+        tasks = tuple(task for task in builtin_problems() if len(task.parts) == num_agents)
+        if not tasks:
+            raise ValueError(f"no built-in problem has {num_agents} parts; they have 2 or 3")
+        return tasks
+    if (
+        isinstance(records, Sequence)
+        and not isinstance(records, str)
+        and records
+        and all(isinstance(task, (CoopTask, CodeTask)) for task in records)
+    ):
+        ready = tuple(
+            task if isinstance(task, CoopTask) else split_task(task, helper_name)
+            for task in records
+            if isinstance(task, (CoopTask, CodeTask))
+        )
+        return _check(ready, num_agents)
+    return _check(load_coop_tasks(records, helper_name=helper_name), num_agents)  # type: ignore[arg-type]
+
+
+def _check(tasks: tuple[CoopTask, ...], num_agents: int) -> tuple[CoopTask, ...]:
+    wrong = [task.task_id for task in tasks if len(task.parts) != num_agents]
+    if wrong:
+        raise ValueError(
+            f"num_agents={num_agents}, but tasks {wrong[:5]} have another number of parts "
+            "(tasks made from records have two)"
+        )
+    return tasks

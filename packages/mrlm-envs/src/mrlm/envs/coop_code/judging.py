@@ -19,6 +19,7 @@ from mrlm.envs.coop_code.assembly import Assembly, Contribution
 from mrlm.envs.coop_code.syntax import binds_any
 from mrlm.envs.coop_code.tasks import CoopTask
 from mrlm.envs.coop_code.usage import Usage, usage
+from mrlm.envs.core.weights import component_weights
 from mrlm.envs.sandbox import Limits, Sandbox
 
 #: The reward components, each in [0, 1].
@@ -34,14 +35,7 @@ ERROR_CHARS = 300
 def check_weights(weights: Mapping[str, float] | None) -> dict[str, float]:
     """The weights of every component: ``weights`` over the defaults. Raises ValueError on an unknown
     component or a negative or non-finite weight."""
-    chosen = dict(DEFAULT_WEIGHTS)
-    for name, value in (weights or {}).items():
-        if name not in COMPONENTS:
-            raise ValueError(f"unknown reward component {name!r}; components are {', '.join(COMPONENTS)}")
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < float("inf"):
-            raise ValueError(f"the weight of {name!r} must be a finite number >= 0, got {value!r}")
-        chosen[name] = float(value)
-    return chosen
+    return component_weights(weights, DEFAULT_WEIGHTS)
 
 
 def run_tests(

@@ -42,29 +42,41 @@ class Outcome:
         rewards: reward of this step per agent; agents not named get 0.
         done: True when the game is over for every agent.
         infos: extras per agent; agents not named get ``{}``. Copied, so the subclass may reuse dicts.
+        notes: ``(speaker, text)`` lines the transcript (``render``) adds after the move, such as a
+            round's score.
     """
 
     rewards: Mapping[str, float] = field(default_factory=dict)
     done: bool = False
     infos: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    notes: Sequence[tuple[str, str]] = ()
 
 
 class _TextAgents(abc.ABC):
-    """Spaces, validation, transcript and the game hooks shared by both APIs."""
+    """Spaces, validation, transcript and the game hooks shared by both APIs.
+
+    Args:
+        agents: the agent names, in turn order.
+        max_cycles: rounds after which the episode is truncated (AEC: each agent acting once;
+            parallel: steps); None for none.
+        render_mode: ``"ansi"`` or ``"human"``.
+        max_observation_length: bound of the observation space, in characters.
+        max_action_length: bound of the action space, in characters; longer replies are refused.
+    """
 
     metadata: ClassVar[dict[str, Any]]
     possible_agents: list[str]
     agents: list[str]
     render_mode: str | None
 
-    def _init_agents(
+    def __init__(
         self,
         agents: Sequence[str],
         *,
-        max_cycles: int | None,
-        render_mode: str | None,
-        max_observation_length: int,
-        max_action_length: int,
+        max_cycles: int | None = None,
+        render_mode: str | None = None,
+        max_observation_length: int = DEFAULT_MAX_OBSERVATION_LENGTH,
+        max_action_length: int = DEFAULT_MAX_ACTION_LENGTH,
     ) -> None:
         if len(agents) == 0 or len(set(agents)) != len(agents):
             raise ValueError(f"agents must be distinct names, got {list(agents)!r}")
@@ -85,10 +97,17 @@ class _TextAgents(abc.ABC):
         self._max_action_length = max_action_length
         self._transcript: list[tuple[str, str]] = []
         self._np_random: np.random.Generator | None = None
+        self._reset_seed: int | None = None
+        self._init_state()
+
+    @abc.abstractmethod
+    def _init_state(self) -> None:
+        """Set the API's own state (before the first reset)."""
 
     @abc.abstractmethod
     def _start(self, rng: np.random.Generator, options: dict[str, Any]) -> Mapping[str, Mapping[str, Any]]:
-        """Set up a new game with ``rng``; return the reset info of each agent (may be empty)."""
+        """Set up a new game with ``rng`` (``self._reset_seed`` is the seed given to ``reset``, or None);
+        return the reset info of each agent (may be empty)."""
 
     @abc.abstractmethod
     def _observe(self, agent: str) -> str:
@@ -108,6 +127,7 @@ class _TextAgents(abc.ABC):
         return self._np_random
 
     def _seed(self, seed: int | None) -> None:
+        self._reset_seed = seed
         if seed is not None or self._np_random is None:
             self._np_random, _ = seeding.np_random(seed)
 
@@ -137,6 +157,11 @@ class _TextAgents(abc.ABC):
     def _record(self, speaker: str, text: str) -> None:
         self._transcript.append((speaker, text))
 
+    def _apply(self, outcome: Outcome) -> Outcome:
+        """Take ``outcome``'s transcript notes; return it."""
+        self._transcript.extend(outcome.notes)
+        return outcome
+
 
 class TextAECEnv(_TextAgents, AECEnv[str, TextObservation, str], abc.ABC):
     """A turn-based text game: one agent acts at a time.
@@ -153,23 +178,7 @@ class TextAECEnv(_TextAgents, AECEnv[str, TextObservation, str], abc.ABC):
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": list(RENDER_MODES), "name": "text_aec"}
 
-    def __init__(
-        self,
-        agents: Sequence[str],
-        *,
-        max_cycles: int | None = None,
-        render_mode: str | None = None,
-        max_observation_length: int = DEFAULT_MAX_OBSERVATION_LENGTH,
-        max_action_length: int = DEFAULT_MAX_ACTION_LENGTH,
-    ) -> None:
-        super().__init__()
-        self._init_agents(
-            agents,
-            max_cycles=max_cycles,
-            render_mode=render_mode,
-            max_observation_length=max_observation_length,
-            max_action_length=max_action_length,
-        )
+    def _init_state(self) -> None:
         self.rewards: dict[str, float] = {}
         self._cumulative_rewards: dict[str, float] = {}
         self.terminations: dict[str, bool] = {}
@@ -218,7 +227,7 @@ class TextAECEnv(_TextAgents, AECEnv[str, TextObservation, str], abc.ABC):
         move = self._check_action(agent, action)
         self._record(agent, move)
         self._cumulative_rewards[agent] = 0.0
-        outcome = self._act(agent, move)
+        outcome = self._apply(self._act(agent, move))
         self._moves += 1
         self.rewards = {a: float(outcome.rewards.get(a, 0.0)) for a in self.agents}
         self.infos = {a: copy.deepcopy(dict(outcome.infos.get(a, {}))) for a in self.agents}
@@ -251,22 +260,7 @@ class TextParallelEnv(_TextAgents, ParallelEnv[str, TextObservation, str], abc.A
         "is_parallelizable": True,
     }
 
-    def __init__(
-        self,
-        agents: Sequence[str],
-        *,
-        max_cycles: int | None = None,
-        render_mode: str | None = None,
-        max_observation_length: int = DEFAULT_MAX_OBSERVATION_LENGTH,
-        max_action_length: int = DEFAULT_MAX_ACTION_LENGTH,
-    ) -> None:
-        self._init_agents(
-            agents,
-            max_cycles=max_cycles,
-            render_mode=render_mode,
-            max_observation_length=max_observation_length,
-            max_action_length=max_action_length,
-        )
+    def _init_state(self) -> None:
         self._steps = 0
 
     # What a subclass writes -----------------------------------------------------------------------
@@ -310,7 +304,7 @@ class TextParallelEnv(_TextAgents, ParallelEnv[str, TextObservation, str], abc.A
         moves = {agent: self._check_action(agent, actions[agent]) for agent in self.agents}
         for agent, move in moves.items():
             self._record(agent, move)
-        outcome = self._act(moves)
+        outcome = self._apply(self._act(moves))
         self._steps += 1
         acted = list(self.agents)
         done = bool(outcome.done)

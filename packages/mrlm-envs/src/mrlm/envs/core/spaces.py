@@ -4,6 +4,14 @@
 full-Unicode charset is far too expensive to build. Model output and task text are arbitrary Unicode,
 so :class:`TextSpace` keeps ``Text``'s length bounds but accepts every character. It samples from
 printable ASCII, with the sampled length capped so that random actions stay small.
+
+Flattening follows membership: Gymnasium's ``flatten``, ``unflatten`` and ``flatten_space`` encode a
+``TextSpace`` value as its Unicode code points plus one, padded with zeros to ``max_length``
+(``int32``), so every string the space contains round-trips, whatever its characters (``Text``'s own
+encoding indexes its charset and raises ``KeyError`` on any other character). Shared memory is refused
+with a clear error: ``AsyncVectorEnv(shared_memory=True)`` reads its buffer once, expecting arrays that
+follow it, which a ``str`` cannot be (with ``Text`` it silently returns the empty buffer's text on every
+step); ``shared_memory=False`` and ``SyncVectorEnv`` carry any text.
 """
 
 from __future__ import annotations
@@ -13,6 +21,10 @@ from typing import Any
 
 import numpy as np
 from gymnasium import spaces
+from gymnasium.error import CustomSpaceError
+from gymnasium.spaces.utils import flatten, flatten_space, unflatten
+from gymnasium.vector.utils.shared_memory import create_shared_memory
+from numpy.typing import NDArray
 
 #: Characters used when sampling; membership is not restricted to them.
 SAMPLE_CHARSET = string.ascii_letters + string.digits + string.punctuation + " \n"
@@ -70,8 +82,8 @@ class TextSpace(spaces.Text):
 
     @property
     def is_np_flattenable(self) -> bool:
-        """Arbitrary Unicode has no fixed-size integer encoding, so the space does not flatten."""
-        return False
+        """True: any string of the space flattens to ``max_length`` code points (see the module)."""
+        return True
 
     def __eq__(self, other: object, /) -> bool:
         return (
@@ -85,6 +97,38 @@ class TextSpace(spaces.Text):
 
     def __repr__(self) -> str:
         return f"TextSpace(min_length={self.min_length}, max_length={self.max_length})"
+
+
+#: Code points run to 0x10FFFF; stored plus one, so that 0 pads.
+_FLAT_HIGH = 0x110000
+
+
+@flatten_space.register(TextSpace)
+def _flatten_space(space: TextSpace) -> spaces.Box:
+    return spaces.Box(low=0, high=_FLAT_HIGH, shape=(space.max_length,), dtype=np.int32)
+
+
+# mypy reads flatten's and unflatten's ``Space[T]`` fallbacks as unrelated to a subclass of Text.
+@flatten.register(TextSpace)
+def _flatten(space: TextSpace, x: str) -> NDArray[np.int32]:  # type: ignore[misc]
+    if not space.contains(x):
+        raise ValueError(f"cannot flatten {x!r:.40}: not a member of {space}")
+    flat = np.zeros(space.max_length, dtype=np.int32)
+    flat[: len(x)] = np.frombuffer(x.encode("utf-32-le", "surrogatepass"), dtype="<u4") + 1
+    return flat
+
+
+@unflatten.register(TextSpace)
+def _unflatten(space: TextSpace, x: NDArray[np.int32]) -> str:  # type: ignore[misc]
+    return "".join(chr(code - 1) for code in np.asarray(x).tolist() if code > 0)
+
+
+@create_shared_memory.register(TextSpace)
+def _create_shared_memory(space: TextSpace, n: int = 1, ctx: Any = None) -> Any:
+    raise CustomSpaceError(
+        "TextSpace observations are str; AsyncVectorEnv(shared_memory=True) reads its buffer once as "
+        "arrays and would return stale strings. Pass shared_memory=False (or use SyncVectorEnv)."
+    )
 
 
 def text_observation_space(max_length: int = DEFAULT_MAX_OBSERVATION_LENGTH) -> spaces.Dict:

@@ -1,4 +1,11 @@
-"""Which task a reset serves: one asked for by id or position in ``options``, else a seeded draw."""
+"""Which task a reset serves: the one rule every env that draws from a collection of tasks follows.
+
+In order: the task ``options["task_id"]`` names, else the one at ``options["index"]``, else task
+``seed % n`` when ``reset`` was given a seed (so seeds ``0 .. n-1`` visit every task once, and one
+seed always serves one task), else a draw from the env's seeded generator (an unseeded ``reset``
+continues the stream of the last seeded one). Envs that generate their tasks (Math without records,
+ToolUse, TeamSum) draw them from the generator instead: they have no collection to index.
+"""
 
 from __future__ import annotations
 
@@ -15,11 +22,22 @@ def choose_task(
     positions_by_id: Mapping[str, int],
     rng: np.random.Generator,
     options: Mapping[str, Any],
+    *,
+    seed: int | None = None,
 ) -> TaskT:
-    """The task ``options["task_id"]`` names, else the one at ``options["index"]``, else a draw from ``rng``.
+    """The task of a new episode, by the rule above; ``rng`` is used only when nothing else decides.
 
-    Raises ValueError for an unknown id or an index that is not an int in range (a bool is refused,
-    though it is an int to Python).
+    Args:
+        tasks: the collection (not empty).
+        positions_by_id: ``task_id -> position`` for ``options["task_id"]``; empty when tasks have no ids.
+        rng: the env's generator (``np_random``).
+        options: the ``options`` of ``reset``; keys other than ``task_id`` and ``index`` are ignored
+            (PettingZoo's ``api_test`` resets with options of its own).
+        seed: the seed given to ``reset``, or None.
+
+    Raises:
+        ValueError: an unknown id, or an index that is not an int in range (a bool is refused, though
+            it is an int to Python).
     """
     if "task_id" in options:
         task_id = options["task_id"]
@@ -29,6 +47,8 @@ def choose_task(
     if "index" in options:
         index = options["index"]
         if not isinstance(index, (int, np.integer)) or isinstance(index, bool) or not 0 <= index < len(tasks):
-            raise ValueError(f"index must be an int in [0, {len(tasks)}), got {index!r}")
+            raise ValueError(f"options['index'] must be an int in [0, {len(tasks)}), got {index!r}")
         return tasks[int(index)]
+    if seed is not None:
+        return tasks[int(seed) % len(tasks)]
     return tasks[int(rng.integers(len(tasks)))]

@@ -84,13 +84,16 @@ class TextEnv(gymnasium.Env[str, str], abc.ABC):
         self._started = False
         self._finished = False
         self._transcript: list[tuple[str, str]] = []
+        self._reset_seed: int | None = None
 
     # ----------------------------------------------------------------------------------------------
     # What a subclass writes
 
     @abc.abstractmethod
     def _start(self, rng: np.random.Generator, options: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-        """Draw a task with ``rng`` and return its first observation and the reset ``info``."""
+        """Draw a task with ``rng`` (and :attr:`_reset_seed`, the seed of this ``reset`` or None, where a
+        task is chosen from a collection: see ``mrlm.envs.core.task_choice``); return its first
+        observation and the reset ``info``."""
 
     @abc.abstractmethod
     def _respond(self, action: str) -> Feedback:
@@ -113,6 +116,7 @@ class TextEnv(gymnasium.Env[str, str], abc.ABC):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[str, dict[str, Any]]:
         super().reset(seed=seed)
+        self._reset_seed = seed
         self._turn = 0
         self._started = True
         self._finished = False

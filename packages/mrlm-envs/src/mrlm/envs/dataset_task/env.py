@@ -159,7 +159,6 @@ class DatasetTaskEnv(TextParallelEnv):
         self.transition = transition
         self.num_turns = num_turns
         self.system_prompt = system_prompt
-        self._reset_seed: int | None = None
         self._index: int | None = None
         self._turn = 0
         self._prompts: list[list[str]] = []
@@ -191,19 +190,9 @@ class DatasetTaskEnv(TextParallelEnv):
 
     # The game ---------------------------------------------------------------------------------------
 
-    def reset(
-        self, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[dict[str, dict[str, str]], dict[str, dict[str, Any]]]:
-        self._reset_seed = seed  # a given seed picks the record directly
-        return super().reset(seed=seed, options=options)
-
     def _start(self, rng: np.random.Generator, options: dict[str, Any]) -> Mapping[str, Mapping[str, Any]]:
-        count = len(self.records)
-        if self._reset_seed is not None and "index" not in options:
-            self._index = self._reset_seed % count
-        else:
-            asked = {"index": options["index"]} if "index" in options else {}
-            self._index = int(choose_task(range(count), {}, rng, asked))
+        asked = {"index": options["index"]} if "index" in options else {}
+        self._index = int(choose_task(range(len(self.records)), {}, rng, asked, seed=self._reset_seed))
         self._turn = 0
         self._replies = [[] for _ in self.possible_agents]
         self._prompts = []

@@ -6,86 +6,62 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any, ClassVar
 
-import numpy as np
-
-from mrlm.envs.core.multi_agent import Outcome, TextAECEnv, TextParallelEnv
+from mrlm.envs.core.game_env import GameAECEnv, GameForm, GameParallelEnv
 from mrlm.envs.core.spaces import DEFAULT_MAX_ACTION_LENGTH, DEFAULT_MAX_OBSERVATION_LENGTH
 from mrlm.envs.core.text_env import RENDER_MODES
-from mrlm.envs.debate.game import DebateGame, RewardMode
-from mrlm.envs.debate.judging import Judge, Verdict
-from mrlm.envs.debate.motions import check_motions, choose_motion
-from mrlm.envs.debate.rule_judge import RuleBasedJudge, TurnScore
-from mrlm.envs.debate.transcript import Turn
-
-DEFAULT_ROUNDS = 4
-DEFAULT_MAX_TURN_CHARS = 4000
+from mrlm.envs.debate.game import DEFAULT_MAX_TURN_CHARS, DEFAULT_ROUNDS, DebateGame, RewardMode
+from mrlm.envs.debate.judging import Judge
+from mrlm.envs.debate.motions import check_motions
+from mrlm.envs.debate.rule_judge import RuleBasedJudge
 
 
-def _new_game(
-    *,
-    rounds: int,
-    debaters_per_side: int,
-    judge: Judge | None,
-    reward_mode: RewardMode,
-    max_turn_chars: int,
-    simultaneous: bool,
-) -> DebateGame:
-    # With a rule-based judge, per-turn feedback uses the same instance, so both agree on every number.
-    judge = RuleBasedJudge() if judge is None else judge
-    scorer = judge if isinstance(judge, RuleBasedJudge) else RuleBasedJudge()
-    return DebateGame(
-        rounds=rounds,
-        debaters_per_side=debaters_per_side,
-        judge=judge,
-        scorer=scorer,
-        reward_mode=reward_mode,
-        max_turn_chars=max_turn_chars,
-        simultaneous=simultaneous,
-        max_observation_chars=DEFAULT_MAX_OBSERVATION_LENGTH,
-    )
+class _DebateArguments(GameForm[DebateGame]):
+    """The arguments of both forms."""
+
+    def __init__(
+        self,
+        *,
+        topics: Iterable[str] | None = None,
+        rounds: int = DEFAULT_ROUNDS,
+        debaters_per_side: int = 1,
+        judge: Judge | None = None,
+        reward_mode: RewardMode = "zero_sum",
+        max_turn_chars: int = DEFAULT_MAX_TURN_CHARS,
+        max_cycles: int | None = None,
+        max_action_length: int = DEFAULT_MAX_ACTION_LENGTH,
+        render_mode: str | None = None,
+    ) -> None:
+        motions = check_motions(topics)
+        # With a rule-based judge, per-turn feedback uses the same instance, so both agree on every number.
+        judge = RuleBasedJudge() if judge is None else judge
+        game = DebateGame(
+            motions=motions,
+            rounds=rounds,
+            debaters_per_side=debaters_per_side,
+            judge=judge,
+            scorer=judge if isinstance(judge, RuleBasedJudge) else RuleBasedJudge(),
+            reward_mode=reward_mode,
+            max_turn_chars=max_turn_chars,
+            simultaneous=self.simultaneous,
+            max_observation_chars=DEFAULT_MAX_OBSERVATION_LENGTH,
+        )
+        super().__init__(
+            game,
+            max_cycles=max_cycles,
+            render_mode=render_mode,
+            max_observation_length=DEFAULT_MAX_OBSERVATION_LENGTH,
+            max_action_length=max_action_length,
+        )
 
 
-def _pick_motion(motions: tuple[str, ...], rng: np.random.Generator, options: dict[str, Any]) -> str:
-    # Other keys are ignored: PettingZoo's api_test resets with options it made up.
-    if "motion" in options:
-        return check_motions([options["motion"]])[0]
-    return choose_motion(rng, motions)
-
-
-def _turn_info(turn: Turn, score: TurnScore, clipped: bool) -> dict[str, Any]:
-    return {
-        "turn_score": score.score,
-        "turn_feedback": score.as_dict(),
-        "round": turn.round,
-        "phase": turn.phase,
-        "clipped": clipped,
-    }
-
-
-def _final_info(game: DebateGame, agent: str, verdict: Verdict) -> dict[str, Any]:
-    return {
-        "verdict": verdict.as_dict(),
-        "winner": verdict.winner,
-        "side_score": verdict.scores[game.side_of[agent]],
-    }
-
-
-def _show(render_mode: str | None, text: str) -> str | None:
-    if render_mode == "ansi":
-        return text
-    if render_mode == "human":
-        print(text)
-    return None
-
-
-class DebateEnv(TextAECEnv):
+class DebateEnv(_DebateArguments, GameAECEnv[DebateGame]):
     """A debate between PRO and CON over several rounds, judged at the end; debaters take turns.
 
     ## Description
-    Each episode debates one motion, drawn by the seed from :data:`~mrlm.envs.debate.motions.MOTIONS`
+    Each episode debates one motion, chosen by the seed from :data:`~mrlm.envs.debate.motions.MOTIONS`
     (32 motions written for MRLM) or from ``topics``. PRO argues for the motion, CON against it. Every
     round each debater speaks once, in the order ``pro, con`` (teams: ``pro_0, con_0, pro_1, con_1, ...``);
     the first round is the opening, the last the closing, the rounds between are rebuttals. Every
@@ -117,7 +93,9 @@ class DebateEnv(TextAECEnv):
     ``side_score``. A judge failure with no fallback raises ``JudgeError`` from ``step``.
 
     ## Starting State
-    ``reset(seed=s)`` draws the motion from ``s``; ``options={"motion": "..."}`` debates a given motion
+    ``reset(seed=s)`` debates motion ``s % n`` of the ``n`` motions (seeds ``0 .. n-1`` visit each
+    once); ``reset()`` without a seed draws one from the env's seeded generator;
+    ``options={"motion": "..."}`` debates a given motion and ``options={"index": i}`` motion ``i``
     (other option keys are ignored).
     ``info``: ``motion``, ``side``, ``teammates``, ``phases``.
 
@@ -146,6 +124,8 @@ class DebateEnv(TextAECEnv):
 
     ## Version History
     - v0: opening, rebuttal and closing rounds; teams; rule-based and model judges; two reward modes.
+      A seed chooses motion ``seed % n``, the rule of every MRLM env with a collection of tasks
+      (before, the seed drew it from the generator).
     """
 
     # Converting this env with aec_to_parallel would let a debater hear speeches of its own round
@@ -156,59 +136,8 @@ class DebateEnv(TextAECEnv):
         "is_parallelizable": False,
     }
 
-    def __init__(
-        self,
-        *,
-        topics: Iterable[str] | None = None,
-        rounds: int = DEFAULT_ROUNDS,
-        debaters_per_side: int = 1,
-        judge: Judge | None = None,
-        reward_mode: RewardMode = "zero_sum",
-        max_turn_chars: int = DEFAULT_MAX_TURN_CHARS,
-        max_cycles: int | None = None,
-        max_action_length: int = DEFAULT_MAX_ACTION_LENGTH,
-        render_mode: str | None = None,
-    ) -> None:
-        self.motions = check_motions(topics)
-        self.game = _new_game(
-            rounds=rounds,
-            debaters_per_side=debaters_per_side,
-            judge=judge,
-            reward_mode=reward_mode,
-            max_turn_chars=max_turn_chars,
-            simultaneous=False,
-        )
-        super().__init__(
-            self.game.agents,
-            max_cycles=max_cycles,
-            render_mode=render_mode,
-            max_observation_length=DEFAULT_MAX_OBSERVATION_LENGTH,
-            max_action_length=max_action_length,
-        )
 
-    def _start(self, rng: np.random.Generator, options: dict[str, Any]) -> Mapping[str, Mapping[str, Any]]:
-        self.game.start(_pick_motion(self.motions, rng, options))
-        return {agent: self.game.reset_info(agent) for agent in self.game.agents}
-
-    def _observe(self, agent: str) -> str:
-        return self.game.observe(agent)
-
-    def _act(self, agent: str, action: str) -> Outcome:
-        turn, score, clipped = self.game.speak(agent, action)
-        infos: dict[str, dict[str, Any]] = {agent: _turn_info(turn, score, clipped)}
-        if not self.game.over:
-            return Outcome(infos=infos)
-        verdict = self.game.decide()
-        for name in self.game.agents:
-            infos[name] = {**infos.get(name, {}), **_final_info(self.game, name, verdict)}
-        return Outcome(rewards=self.game.rewards(verdict), done=True, infos=infos)
-
-    def render(self) -> str | None:
-        """The motion, the transcript and the verdict: returned in ``"ansi"`` mode, printed in ``"human"``."""
-        return _show(self.render_mode, self.game.render())
-
-
-class DebateParallelEnv(TextParallelEnv):
+class DebateParallelEnv(_DebateArguments, GameParallelEnv[DebateGame]):
     """The debate of :class:`DebateEnv`, with everyone in a round speaking at once.
 
     One ``step`` is one round: every debater gives a speech, having heard the earlier rounds only.
@@ -227,59 +156,6 @@ class DebateParallelEnv(TextParallelEnv):
         "name": "debate_v0",
         "is_parallelizable": True,
     }
-
-    def __init__(
-        self,
-        *,
-        topics: Iterable[str] | None = None,
-        rounds: int = DEFAULT_ROUNDS,
-        debaters_per_side: int = 1,
-        judge: Judge | None = None,
-        reward_mode: RewardMode = "zero_sum",
-        max_turn_chars: int = DEFAULT_MAX_TURN_CHARS,
-        max_cycles: int | None = None,
-        max_action_length: int = DEFAULT_MAX_ACTION_LENGTH,
-        render_mode: str | None = None,
-    ) -> None:
-        self.motions = check_motions(topics)
-        self.game = _new_game(
-            rounds=rounds,
-            debaters_per_side=debaters_per_side,
-            judge=judge,
-            reward_mode=reward_mode,
-            max_turn_chars=max_turn_chars,
-            simultaneous=True,
-        )
-        super().__init__(
-            self.game.agents,
-            max_cycles=max_cycles,
-            render_mode=render_mode,
-            max_observation_length=DEFAULT_MAX_OBSERVATION_LENGTH,
-            max_action_length=max_action_length,
-        )
-
-    def _start(self, rng: np.random.Generator, options: dict[str, Any]) -> Mapping[str, Mapping[str, Any]]:
-        self.game.start(_pick_motion(self.motions, rng, options))
-        return {agent: self.game.reset_info(agent) for agent in self.game.agents}
-
-    def _observe(self, agent: str) -> str:
-        return self.game.observe(agent)
-
-    def _act(self, actions: Mapping[str, str]) -> Outcome:
-        infos: dict[str, dict[str, Any]] = {}
-        for agent in self.game.agents:  # speaking order; everyone heard only the earlier rounds
-            turn, score, clipped = self.game.speak(agent, actions[agent])
-            infos[agent] = _turn_info(turn, score, clipped)
-        if not self.game.over:
-            return Outcome(infos=infos)
-        verdict = self.game.decide()
-        for agent in self.game.agents:
-            infos[agent].update(_final_info(self.game, agent, verdict))
-        return Outcome(rewards=self.game.rewards(verdict), done=True, infos=infos)
-
-    def render(self) -> str | None:
-        """The motion, the transcript and the verdict: returned in ``"ansi"`` mode, printed in ``"human"``."""
-        return _show(self.render_mode, self.game.render())
 
 
 def env(**kwargs: Any) -> DebateEnv:

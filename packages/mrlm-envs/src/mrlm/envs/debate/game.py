@@ -1,14 +1,21 @@
 """The rules of one debate, apart from any RL API: speaking order, observations, verdict, rewards.
 
-The PettingZoo adapters in :mod:`mrlm.envs.debate.env` hold one :class:`DebateGame` each and translate
-between it and the AEC or parallel API.
+:class:`DebateGame` is a :class:`~mrlm.envs.core.game.Game`; :mod:`mrlm.envs.debate.env` turns it into
+PettingZoo's turn-based and simultaneous forms.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Literal, get_args
 
+import numpy as np
+
+from mrlm.envs.core.game import play_in_turn
+from mrlm.envs.core.multi_agent import Outcome
+from mrlm.envs.core.task_choice import choose_task
 from mrlm.envs.debate.judging import Judge, Verdict
+from mrlm.envs.debate.motions import check_motions
 from mrlm.envs.debate.rule_judge import RuleBasedJudge, TurnScore
 from mrlm.envs.debate.text import clean_turn
 from mrlm.envs.debate.transcript import (
@@ -29,12 +36,15 @@ REWARD_MODES: tuple[RewardMode, ...] = get_args(RewardMode)
 
 #: The most characters a turn may keep; clipping protects observation size and judge cost.
 MAX_TURN_CHARS_LIMIT = 20_000
+DEFAULT_ROUNDS = 4
+DEFAULT_MAX_TURN_CHARS = 4000
 
 
 class DebateGame:
     """One debate: who speaks next, what each debater sees, and the verdict at the end.
 
     Args:
+        motions: the motions an episode draws from (see :meth:`start`).
         rounds: speaking rounds (each debater speaks once per round): an opening, ``rounds - 2``
             rebuttals and a closing.
         debaters_per_side: 1 gives agents ``pro`` and ``con``; more give ``pro_0, con_0, pro_1, ...``.
@@ -51,6 +61,7 @@ class DebateGame:
     def __init__(
         self,
         *,
+        motions: tuple[str, ...],
         rounds: int,
         debaters_per_side: int,
         judge: Judge,
@@ -72,6 +83,7 @@ class DebateGame:
             )
         if not isinstance(judge, Judge):
             raise TypeError(f"judge must have a judge(motion, transcript) method, got {type(judge).__name__}")
+        self.motions = motions
         self.phases = schedule(rounds)
         self.seats = seats(debaters_per_side)
         self.agents = tuple(agent for agent, _ in self.seats)
@@ -88,10 +100,18 @@ class DebateGame:
 
     # State ----------------------------------------------------------------------------------------
 
-    def start(self, motion: str) -> None:
-        self.motion = motion
+    def start(
+        self, rng: np.random.Generator, seed: int | None, options: Mapping[str, Any]
+    ) -> dict[str, dict[str, Any]]:
+        """Begin a debate on ``options["motion"]``, else on a motion chosen by
+        :func:`~mrlm.envs.core.task_choice.choose_task`; return each agent's reset info."""
+        if "motion" in options:
+            self.motion = check_motions([options["motion"]])[0]
+        else:
+            self.motion = choose_task(self.motions, {}, rng, options, seed=seed)
         self.turns = []
         self.verdict = None
+        return {agent: self.reset_info(agent) for agent in self.agents}
 
     @property
     def round_index(self) -> int:
@@ -133,6 +153,35 @@ class DebateGame:
         )
         self.turns.append(turn)
         return turn, self.scorer.score_turn(self.motion, self.turns, len(self.turns) - 1), clipped
+
+    def move(self, agent: str, action: str) -> Outcome:
+        """``agent``'s speech; after the last one the judge decides and every agent is paid."""
+        turn, score, clipped = self.speak(agent, action)
+        infos: dict[str, dict[str, Any]] = {
+            agent: {
+                "turn_score": score.score,
+                "turn_feedback": score.as_dict(),
+                "round": turn.round,
+                "phase": turn.phase,
+                "clipped": clipped,
+            }
+        }
+        if not self.over:
+            return Outcome(infos=infos)
+        verdict = self.decide()
+        for name in self.agents:
+            infos[name] = {
+                **infos.get(name, {}),
+                "verdict": verdict.as_dict(),
+                "winner": verdict.winner,
+                "side_score": verdict.scores[self.side_of[name]],
+            }
+        return Outcome(rewards=self.rewards(verdict), done=True, infos=infos)
+
+    def play(self, actions: Mapping[str, str]) -> Outcome:
+        """A round's speeches at once, in speaking order; with ``simultaneous`` each speaker has heard
+        only the earlier rounds."""
+        return play_in_turn(self, actions)
 
     def decide(self) -> Verdict:
         """Ask the judge once the debate is over (the verdict is kept; the judge is asked once)."""

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from mrlm.envs.core.task_choice import choose_task
 from mrlm.envs.core.text_env import Feedback, TextEnv
 from mrlm.envs.math.answers import ANSWER_WINDOW, extract
 from mrlm.envs.math.generator import draw_task, resolve_topics
@@ -135,13 +136,6 @@ class MathEnv(TextEnv):
         self.verify_timeout = float(verify_timeout)
         self.answer_window = answer_window
         self.task: MathTask | None = None
-        self._reset_seed: int | None = None
-
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[str, dict[str, Any]]:
-        self._reset_seed = seed  # records map a given seed to an index directly
-        return super().reset(seed=seed, options=options)
 
     def _start(self, rng: np.random.Generator, options: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         self.task = self._record(rng, options) if self.records is not None else self._generate(rng, options)
@@ -171,16 +165,7 @@ class MathEnv(TextEnv):
         assert self.records is not None
         if options:
             _check_options(options, ("index",))
-        count = len(self.records)
-        if "index" in options:
-            index = options["index"]
-            if not isinstance(index, (int, np.integer)) or isinstance(index, bool) or not 0 <= index < count:
-                raise ValueError(f"options['index'] must be an int in [0, {count}), got {index!r}")
-        elif self._reset_seed is not None:
-            index = self._reset_seed % count
-        else:
-            index = int(rng.integers(count))
-        return self.records[int(index)]
+        return choose_task(self.records, {}, rng, options, seed=self._reset_seed)
 
     def _respond(self, action: str) -> Feedback:
         assert self.task is not None

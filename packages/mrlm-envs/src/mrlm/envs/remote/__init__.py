@@ -12,9 +12,13 @@ session that owns one env instance on the server::
 steps many sessions in one round trip. ``mrlm.envs.make("grpc://127.0.0.1:50051/mrlm/Math-v0")``
 builds the client of the env's kind, so a config switches between local and remote by its id string.
 Failures raise the subclasses of :class:`RemoteEnvError` (see :mod:`mrlm.envs.remote.errors`).
+
+Importing this package registers the ``grpc`` and ``grpcs`` schemes with
+:func:`mrlm.envs.registry.register_scheme`; ``mrlm.envs`` imports it the first time such an id is used.
 """
 
-from mrlm.envs.remote.address import RemoteId, is_remote_id, parse_address, parse_remote_id
+from mrlm.envs.registry import register_scheme
+from mrlm.envs.remote.address import REMOTE_SCHEMES, RemoteId, is_remote_id, parse_address, parse_remote_id
 from mrlm.envs.remote.aec import RemoteAECEnv
 from mrlm.envs.remote.connection import BatchStream, Connection
 from mrlm.envs.remote.errors import (
@@ -60,3 +64,6 @@ __all__ = [
     "parse_remote_id",
     "remote_entry",
 ]
+
+for _scheme in REMOTE_SCHEMES:
+    register_scheme(_scheme, make=make_remote, entry=remote_entry)

@@ -7,14 +7,12 @@ turn-based form (members reply in order, and none sees another's question or rep
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
-import numpy as np
-
-from mrlm.envs.core import Outcome, TextAECEnv, TextParallelEnv
+from mrlm.envs.core.game_env import GameAECEnv, GameForm, GameParallelEnv
 from mrlm.envs.core.text_env import RENDER_MODES
-from mrlm.envs.team_sum.game import Part, TeamSumGame, TeamSumRules, system_prompt
+from mrlm.envs.team_sum.game import Part, TeamSumGame, TeamSumRules
 
 _METADATA: dict[str, Any] = {
     "render_modes": list(RENDER_MODES),
@@ -23,11 +21,8 @@ _METADATA: dict[str, Any] = {
 }
 
 
-class _TeamSumAdapter:
-    """What both APIs share: the arguments, a new game at reset, observations and the team's outcome."""
-
-    rules: TeamSumRules
-    _game: TeamSumGame | None
+class _TeamSumArguments(GameForm[TeamSumGame]):
+    """The arguments of both forms, and what a trainer reads of an episode to demonstrate it."""
 
     def __init__(
         self,
@@ -38,26 +33,25 @@ class _TeamSumAdapter:
         operations: str | Sequence[str] = ("+",),
         correct_reward: float = 1.0,
         format_reward: float = 0.0,
+        rounds: int | None = None,
+        max_cycles: int | None = None,
         render_mode: str | None = None,
     ) -> None:
-        self.rules = TeamSumRules.build(
+        rules = TeamSumRules.build(
             num_agents=num_agents,
             low=low,
             high=high,
             operations=operations,
             correct_reward=correct_reward,
             format_reward=format_reward,
+            rounds=rounds,
+            max_cycles=max_cycles,
         )
-        self._game = None
-        # The next class in the MRO is TextParallelEnv or TextAECEnv, which take the agents.
-        super().__init__(self.rules.agents, render_mode=render_mode)  # type: ignore[call-arg]
+        super().__init__(TeamSumGame(rules), max_cycles=max_cycles, render_mode=render_mode)
 
     @property
-    def game(self) -> TeamSumGame:
-        """The episode in progress (or just ended); RuntimeError before the first reset."""
-        if self._game is None:
-            raise RuntimeError("call reset() first")
-        return self._game
+    def rules(self) -> TeamSumRules:
+        return self.game.rules
 
     @property
     def parts(self) -> dict[str, Part]:
@@ -68,22 +62,8 @@ class _TeamSumAdapter:
         """A reply of ``agent`` that earns its share of the answer: ``"3 + 5 = 8. \\boxed{8}"``."""
         return self.game.parts[agent].demonstration
 
-    def _start(self, rng: np.random.Generator, options: dict[str, Any]) -> Mapping[str, Mapping[str, Any]]:
-        self._game = self.rules.new_game(rng)
-        prompt = system_prompt(self.rules.num_agents)
-        return {agent: {"system_prompt": prompt} for agent in self._game.parts}
 
-    def _observe(self, agent: str) -> str:
-        return self.game.observation(agent)
-
-    def _judged(self) -> Outcome:
-        game = self.game
-        assert game.verdict is not None
-        rewards = dict.fromkeys(game.parts, game.verdict.reward)
-        return Outcome(rewards=rewards, done=True, infos=game.infos())
-
-
-class TeamSumEnv(_TeamSumAdapter, TextParallelEnv):
+class TeamSumEnv(_TeamSumArguments, GameParallelEnv[TeamSumGame]):
     """Team sums: each member is asked its own small sum; the team's answer is the sum of their values.
 
     | | |
@@ -111,24 +91,26 @@ class TeamSumEnv(_TeamSumAdapter, TextParallelEnv):
 
     ## Observation Space
     ``{"text": str}``: the member's question; after the team has replied, whether it was right
-    (the gold values are not shown).
+    (the gold values are not shown), followed by the next round's question while rounds remain.
 
     ## Rewards
     Shared: every member gets the same reward, ``correct_reward`` (1.0) when every member gave a
     boxed integer and their sum equals the team's answer, else 0.0; plus ``format_reward`` (0.0)
     when every member gave a boxed integer, right or wrong. The ``info`` after the step holds, per
     member, ``answer`` (its part's value), ``given`` (its value, or None), ``team_answer``,
-    ``team_given`` (None unless every member gave a value) and ``correct``.
+    ``team_given`` (None unless every member gave a value) and ``correct``. With several rounds, each
+    round is judged and paid on its own.
 
     ## Starting State
-    ``reset(seed=s)`` draws every part from ``s``, in agent order; the same seed always gives the
-    same parts. ``reset()`` without a seed continues the env's seeded stream. The reset ``info`` of
+    ``reset(seed=s)`` draws every part from ``s``, in agent order (each later round draws its parts
+    from the same stream); the same seed always gives the same parts. ``reset()`` without a seed continues the env's seeded stream. The reset ``info`` of
     every member holds ``system_prompt``: that it is one of a team of ``n``, that the team's answer is
     the sum of every member's value, and that its own value goes in ``\\boxed{answer}``.
 
     ## Episode End
-    - Termination: after one joint reply (in the AEC form, after the last member's reply).
-    - Truncation: never.
+    - Termination: after ``rounds`` joint replies (one by default; in the AEC form, after the last
+      member's reply of the last round).
+    - Truncation: after ``max_cycles`` rounds, when that comes first.
 
     ## Arguments
     >>> import mrlm.envs
@@ -148,22 +130,19 @@ class TeamSumEnv(_TeamSumAdapter, TextParallelEnv):
     | ``operations`` | ``("+",)`` | operators to draw from: ``"+"``, ``"-"`` (a difference may be negative) |
     | ``correct_reward`` | 1.0 | every member's reward when the team is right |
     | ``format_reward`` | 0.0 | added when every member gave a boxed integer, right or wrong |
+    | ``rounds`` | ``None`` | rounds (new parts each); None: ``max_cycles`` if given (as in PettingZoo), else 1 |
+    | ``max_cycles`` | ``None`` | rounds after which the episode is truncated |
     | ``render_mode`` | ``None`` | ``"ansi"``: the transcript (replies, the team's result); ``"human"`` prints it |
 
     ## Version History
-    - v0: two to four members, sums and differences of operands up to 99, one joint reply.
+    - v0: two to four members, sums and differences of operands up to 99, one joint reply; then
+      ``rounds`` and ``max_cycles`` (one round by default, as before).
     """
 
     metadata: ClassVar[dict[str, Any]] = dict(_METADATA)
 
-    def _act(self, actions: Mapping[str, str]) -> Outcome:
-        for agent in self.possible_agents:
-            self.game.submit(agent, actions[agent])
-        self._record("team", self.game.summary())
-        return self._judged()
 
-
-class TeamSumAECEnv(_TeamSumAdapter, TextAECEnv):
+class TeamSumAECEnv(_TeamSumArguments, GameAECEnv[TeamSumGame]):
     """Team sums, turn by turn: :class:`TeamSumEnv` with members replying in agent order.
 
     A member's reply is not shown to the others, so the order changes nothing of the game; the team
@@ -178,12 +157,6 @@ class TeamSumAECEnv(_TeamSumAdapter, TextAECEnv):
     """
 
     metadata: ClassVar[dict[str, Any]] = dict(_METADATA)
-
-    def _act(self, agent: str, action: str) -> Outcome:
-        if not self.game.submit(agent, action):
-            return Outcome()
-        self._record("team", self.game.summary())
-        return self._judged()
 
 
 def env(**kwargs: Any) -> TeamSumAECEnv:

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import numpy as np
 
+from mrlm.envs.core.game import play_in_turn
+from mrlm.envs.core.multi_agent import Outcome
 from mrlm.envs.math.answers import extract
 from mrlm.envs.math.values import parse_number
 
@@ -98,6 +100,7 @@ class TeamSumRules:
     operations: tuple[str, ...] = ("+",)
     correct_reward: float = 1.0
     format_reward: float = 0.0
+    rounds: int = 1
 
     def __post_init__(self) -> None:
         if not _is_int(self.num_agents) or not MIN_AGENTS <= self.num_agents <= MAX_AGENTS:
@@ -116,6 +119,8 @@ class TeamSumRules:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
                 raise ValueError(f"{name} must be a finite number, got {value!r}")
+        if not _is_int(self.rounds) or self.rounds < 1:
+            raise ValueError(f"rounds must be a positive int or None, got {self.rounds!r}")
 
     @classmethod
     def build(
@@ -127,19 +132,19 @@ class TeamSumRules:
         operations: str | Sequence[str],
         correct_reward: float,
         format_reward: float,
+        rounds: int | None = None,
+        max_cycles: int | None = None,
     ) -> TeamSumRules:
-        """The rules from keyword arguments; one operator may be given as a bare string."""
+        """The rules from keyword arguments; one operator may be given as a bare string, and
+        ``rounds=None`` is ``max_cycles`` when that is given (PettingZoo's convention), else 1."""
         ops = (operations,) if isinstance(operations, str) else tuple(operations)
-        return cls(num_agents, low, high, ops, correct_reward, format_reward)
+        if rounds is None:
+            rounds = max_cycles if isinstance(max_cycles, int) and max_cycles > 0 else 1
+        return cls(num_agents, low, high, ops, correct_reward, format_reward, rounds)
 
     @property
     def agents(self) -> tuple[str, ...]:
         return AGENT_NAMES[: self.num_agents]
-
-    def new_game(self, rng: np.random.Generator) -> TeamSumGame:
-        """A game with one part per agent, drawn in agent order from ``rng``."""
-        parts = {agent: draw_part(rng, self.low, self.high, self.operations) for agent in self.agents}
-        return TeamSumGame(self, parts)
 
 
 @dataclass(frozen=True)
@@ -179,18 +184,49 @@ def judge(
     return Verdict(given, team_answer, team_given, correct, float(reward))
 
 
-@dataclass
 class TeamSumGame:
-    """One episode: the parts, the replies received so far, and the verdict once every agent replied."""
+    """The game (:class:`~mrlm.envs.core.game.Game`) of ``mrlm/TeamSum-v0``: each round deals every
+    agent a part, takes one reply per agent, and judges the team once every agent has replied; an
+    episode is ``rules.rounds`` rounds."""
 
-    rules: TeamSumRules
-    parts: dict[str, Part]
-    replies: dict[str, str] = field(default_factory=dict)
-    verdict: Verdict | None = None
+    def __init__(self, rules: TeamSumRules) -> None:
+        self.rules = rules
+        self._parts: dict[str, Part] | None = None
+        self._rng: np.random.Generator | None = None
+        self.replies: dict[str, str] = {}
+        self.verdict: Verdict | None = None  # of the last round judged
+        self.judged = 0  # rounds judged in this episode
+
+    @property
+    def agents(self) -> tuple[str, ...]:
+        return self.rules.agents
+
+    @property
+    def parts(self) -> dict[str, Part]:
+        """Each agent's part of this episode; RuntimeError before the first reset."""
+        if self._parts is None:
+            raise RuntimeError("call reset() first")
+        return self._parts
 
     @property
     def done(self) -> bool:
-        return self.verdict is not None
+        return self.judged >= self.rules.rounds
+
+    def start(
+        self, rng: np.random.Generator, seed: int | None, options: Mapping[str, Any]
+    ) -> dict[str, dict[str, Any]]:
+        """Deal one part per agent, drawn in agent order from ``rng``; return the reset infos."""
+        self._rng, self.judged, self.verdict = rng, 0, None
+        self._deal(rng)
+        prompt = system_prompt(self.rules.num_agents)
+        return {agent: {"system_prompt": prompt} for agent in self.agents}
+
+    def _deal(self, rng: np.random.Generator) -> None:
+        rules = self.rules
+        self._parts = {
+            agent: draw_part(rng, rules.low, rules.high, rules.operations) for agent in self.agents
+        }
+        self.replies = {}
 
     def submit(self, agent: str, reply: str) -> bool:
         """Take ``agent``'s reply; True when it was the last one and the team has been judged."""
@@ -207,15 +243,44 @@ class TeamSumGame:
             correct_reward=self.rules.correct_reward,
             format_reward=self.rules.format_reward,
         )
+        self.judged += 1
         return True
 
-    def observation(self, agent: str) -> str:
-        """``agent``'s question; after the verdict, whether the team was right."""
+    def move(self, agent: str, action: str) -> Outcome:
+        """Take one reply; after the last one of a round every agent gets the team's reward, and the
+        next round's parts are dealt unless that round was the last."""
+        if not self.submit(agent, action):
+            return Outcome()
+        verdict = self.verdict
+        assert verdict is not None and self._rng is not None
+        outcome = Outcome(
+            rewards=dict.fromkeys(self.parts, verdict.reward),
+            done=self.done,
+            infos=self.infos(),
+            notes=[("team", self.summary())],
+        )
+        if not self.done:
+            self._deal(self._rng)
+        return outcome
+
+    def play(self, actions: Mapping[str, str]) -> Outcome:
+        """Every agent's reply at once: no agent sees another's, so this is the replies in turn."""
+        return play_in_turn(self, actions)
+
+    def observe(self, agent: str) -> str:
+        """``agent``'s question, after whether the team was right in the last round (if any); at the
+        end, only that."""
         if self.verdict is None:
             return self.parts[agent].question
         if self.verdict.correct:
-            return CORRECT
-        return WRONG if self.verdict.team_given is not None else MISSING
+            result = CORRECT
+        else:
+            result = WRONG if self.verdict.team_given is not None else MISSING
+        return result if self.done else f"{result}\n\n{self.parts[agent].question}"
+
+    def render(self) -> None:
+        """None: the env's transcript (replies, then the team's result) is the picture."""
+        return None
 
     def summary(self) -> str:
         """One line of the team's result for the transcript; empty before the verdict."""

@@ -8,105 +8,47 @@ and ``parallel_env()`` build them, as in PettingZoo's own env modules.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
-import numpy as np
-
-from mrlm.envs.core import Outcome, TextAECEnv, TextParallelEnv
+from mrlm.envs.core.game_env import GameAECEnv, GameForm, GameParallelEnv
 from mrlm.envs.core.text_env import RENDER_MODES
-from mrlm.envs.writing.abstracts import ABSTRACTS
 from mrlm.envs.writing.game import WritingGame
-from mrlm.envs.writing.posts import POSTS
-from mrlm.envs.writing.records import Records, load_records
-from mrlm.envs.writing.reward import RewardFn, WritingReward
-from mrlm.envs.writing.tasks import AGENTS, TASK_KINDS, TaskKind, WritingTask, check_band
+from mrlm.envs.writing.records import Records
+from mrlm.envs.writing.reward import RewardFn
+
+_METADATA: dict[str, Any] = {
+    "render_modes": list(RENDER_MODES),
+    "name": "writing_v0",
+    "is_parallelizable": True,
+}
 
 
-@dataclass(frozen=True)
-class _Setup:
-    """What every episode of one env shares: the task collection, the rounds and the reward."""
+class _WritingArguments(GameForm[WritingGame]):
+    """The arguments of both forms."""
 
-    kind: TaskKind
-    tasks: tuple[WritingTask, ...]
-    rounds: int
-    reward_fn: RewardFn
-
-    @classmethod
-    def build(
-        cls,
+    def __init__(
+        self,
         *,
-        task: str,
-        records: Records | None,
-        rounds: int | None,
-        max_cycles: int | None,
-        reward_fn: RewardFn | None,
-        length_bands: Mapping[str, tuple[int, int]] | None,
-    ) -> _Setup:
-        if task not in TASK_KINDS:
-            raise ValueError(f"task must be one of {', '.join(TASK_KINDS)}, got {task!r}")
-        kind: TaskKind = "tldr" if task == "tldr" else "introduction"
-        if rounds is None:
-            # PettingZoo's convention: max_cycles is the length of an episode when the game sets none.
-            rounds = max_cycles if isinstance(max_cycles, int) and max_cycles > 0 else 1
-        if not isinstance(rounds, int) or isinstance(rounds, bool) or rounds < 1:
-            raise ValueError(f"rounds must be a positive int or None, got {rounds!r}")
-        if reward_fn is not None and not callable(reward_fn):
-            raise TypeError(f"reward_fn must be callable as reward_fn(task, parts), got {reward_fn!r:.60}")
-        if records is None:
-            builtin = POSTS if kind == "tldr" else ABSTRACTS
-            tasks = load_records(builtin, kind, origin="builtin")
-        else:
-            tasks = load_records(records, kind)
-        if length_bands:
-            unknown = sorted(set(length_bands) - set(AGENTS[kind]))
-            if unknown:
-                raise ValueError(f"length_bands names {unknown}; the {kind} agents are {AGENTS[kind]}")
-            bands = {agent: check_band(agent, band) for agent, band in length_bands.items()}
-            tasks = [t.with_bands(bands) for t in tasks]
-        return cls(kind, tuple(tasks), rounds, reward_fn or WritingReward())
-
-    def new_game(self, rng: np.random.Generator, seed: int | None, options: Mapping[str, Any]) -> WritingGame:
-        """The game of a new episode: task ``options["index"]``, ``seed % n``, or a draw from ``rng``.
-
-        Other option keys are ignored: PettingZoo's api_test resets with options of its own.
-        """
-        count = len(self.tasks)
-        if "index" in options:
-            index = options["index"]
-            if not isinstance(index, (int, np.integer)) or isinstance(index, bool) or not 0 <= index < count:
-                raise ValueError(f"options['index'] must be an int in [0, {count}), got {index!r}")
-        elif seed is not None:
-            index = seed % count  # seeds 0..n-1 visit every task once
-        else:
-            index = int(rng.integers(count))
-        return WritingGame(self.tasks[int(index)], rounds=self.rounds, reward_fn=self.reward_fn)
+        task: str = "tldr",
+        records: Records | None = None,
+        rounds: int | None = None,
+        reward_fn: RewardFn | None = None,
+        length_bands: Mapping[str, tuple[int, int]] | None = None,
+        max_cycles: int | None = None,
+        render_mode: str | None = None,
+    ) -> None:
+        game = WritingGame.build(
+            task=task,
+            records=records,
+            rounds=rounds,
+            max_cycles=max_cycles,
+            reward_fn=reward_fn,
+            length_bands=length_bands,
+        )
+        super().__init__(game, max_cycles=max_cycles, render_mode=render_mode)
 
 
-class _WritingRules:
-    """The hooks both APIs share: a new game at reset, observations from the game."""
-
-    setup: _Setup
-    possible_agents: list[str]
-    _game: WritingGame | None
-    _reset_seed: int | None
-
-    @property
-    def game(self) -> WritingGame:
-        """The episode in progress; RuntimeError before the first reset."""
-        if self._game is None:
-            raise RuntimeError("call reset() first")
-        return self._game
-
-    def _start(self, rng: np.random.Generator, options: dict[str, Any]) -> Mapping[str, Mapping[str, Any]]:
-        self._game = self.setup.new_game(rng, self._reset_seed, options)
-        return {agent: self._game.start_info(agent) for agent in self.possible_agents}
-
-    def _observe(self, agent: str) -> str:
-        return self.game.observation(agent)
-
-
-class WritingEnv(_WritingRules, TextParallelEnv):
+class WritingEnv(_WritingArguments, GameParallelEnv[WritingGame]):
     """Cooperative writing: two agents write complementary parts of one text from a source.
 
     | | |
@@ -181,51 +123,10 @@ class WritingEnv(_WritingRules, TextParallelEnv):
     - v0: TL;DR and introduction tasks, built-in and from records; pluggable reward; revision rounds.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {
-        "render_modes": list(RENDER_MODES),
-        "name": "writing_v0",
-        "is_parallelizable": True,
-    }
-
-    def __init__(
-        self,
-        *,
-        task: str = "tldr",
-        records: Records | None = None,
-        rounds: int | None = None,
-        reward_fn: RewardFn | None = None,
-        length_bands: Mapping[str, tuple[int, int]] | None = None,
-        max_cycles: int | None = None,
-        render_mode: str | None = None,
-    ) -> None:
-        self.setup = _Setup.build(
-            task=task,
-            records=records,
-            rounds=rounds,
-            max_cycles=max_cycles,
-            reward_fn=reward_fn,
-            length_bands=length_bands,
-        )
-        super().__init__(AGENTS[self.setup.kind], max_cycles=max_cycles, render_mode=render_mode)
-        self._game: WritingGame | None = None
-        self._reset_seed: int | None = None
-
-    def reset(
-        self, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[dict[str, dict[str, str]], dict[str, dict[str, Any]]]:
-        self._reset_seed = seed  # a given seed picks the task directly
-        return super().reset(seed=seed, options=options)
-
-    def _act(self, actions: Mapping[str, str]) -> Outcome:
-        game = self.game
-        for agent in self.possible_agents:
-            game.submit(agent, actions[agent])
-        self._record("score", f"round {len(game.scores)}: {game.scores[-1].total:.4f}")
-        rewards = dict.fromkeys(self.possible_agents, game.reward)
-        return Outcome(rewards=rewards, done=game.done, infos=game.infos())
+    metadata: ClassVar[dict[str, Any]] = dict(_METADATA)
 
 
-class WritingAECEnv(_WritingRules, TextAECEnv):
+class WritingAECEnv(_WritingArguments, GameAECEnv[WritingGame]):
     """Cooperative writing, turn by turn: :class:`WritingEnv` with agents acting in order.
 
     The first agent of each round writes, then the second, who already sees the first agent's new
@@ -240,46 +141,7 @@ class WritingAECEnv(_WritingRules, TextAECEnv):
     ('background', [50, 160])
     """
 
-    metadata: ClassVar[dict[str, Any]] = {
-        "render_modes": list(RENDER_MODES),
-        "name": "writing_v0",
-        "is_parallelizable": True,
-    }
-
-    def __init__(
-        self,
-        *,
-        task: str = "tldr",
-        records: Records | None = None,
-        rounds: int | None = None,
-        reward_fn: RewardFn | None = None,
-        length_bands: Mapping[str, tuple[int, int]] | None = None,
-        max_cycles: int | None = None,
-        render_mode: str | None = None,
-    ) -> None:
-        self.setup = _Setup.build(
-            task=task,
-            records=records,
-            rounds=rounds,
-            max_cycles=max_cycles,
-            reward_fn=reward_fn,
-            length_bands=length_bands,
-        )
-        super().__init__(AGENTS[self.setup.kind], max_cycles=max_cycles, render_mode=render_mode)
-        self._game: WritingGame | None = None
-        self._reset_seed: int | None = None
-
-    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
-        self._reset_seed = seed
-        super().reset(seed=seed, options=options)
-
-    def _act(self, agent: str, action: str) -> Outcome:
-        game = self.game
-        if not game.submit(agent, action):
-            return Outcome(infos=game.infos())
-        self._record("score", f"round {len(game.scores)}: {game.scores[-1].total:.4f}")
-        rewards = dict.fromkeys(self.possible_agents, game.reward)
-        return Outcome(rewards=rewards, done=game.done, infos=game.infos())
+    metadata: ClassVar[dict[str, Any]] = dict(_METADATA)
 
 
 def env(**kwargs: Any) -> WritingAECEnv:
