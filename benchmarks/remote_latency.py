@@ -1,17 +1,27 @@
 """Latency and throughput of Math-v0 served by ``mrlm-envs serve`` over loopback, against local. Prints JSON.
 
-The server runs in its own process (``python -m mrlm.envs.cli serve --port 0``), as in real use, so
-client and server do not share an interpreter lock. Measured:
+Servers run in processes of their own (``python -m mrlm.envs.cli serve --port 0``), as in real use, so
+client and servers do not share an interpreter lock. A "call" is one ``reset`` or one ``step``: each
+makes one round trip, and every episode here is one reset and one step. Measured:
 
 - ``latency_us``: per-call round trip of ``reset`` and of ``step`` (p50, p99, mean), for the local env
-  (``mrlm.envs.make``) and the remote one (``RemoteEnv``); every episode is one reset and one step.
-- ``throughput``: aggregate env calls per second with 1, 8 and 32 concurrent clients (threads, each
+  (``mrlm.envs.make``) and the remote one (``RemoteEnv``) on a one-process server.
+- ``throughput``: on that server, calls per second with 1, 8 and 32 concurrent clients (threads, each
   with its own ``RemoteEnv`` session, looping reset + step), each client with its own connection or
   all on one coalescing connection (``Connection(coalesce=True)``, concurrent calls sent as one
   ``Batch``); and with one ``RemoteVectorEnv`` stepping ``--vector-envs`` sessions per ``Batch`` call
   and per ``StepStream`` message.
+- ``scaling``: the same client load (``--scaling-clients`` threads, each a ``RemoteEnv`` with a
+  connection of its own) against three set-ups, side by side, in ``--rounds`` rounds whose order
+  alternates: one server process; one server of ``--processes`` processes sharing its port
+  (``--processes N``, SO_REUSEPORT); ``--processes`` one-process servers on their own ports, given to
+  the clients as one list (``host:port1,host:port2``, sessions dealt over them in turn). For each:
+  calls per second (median of the rounds, and each round), the p50 and p99 of every call's round
+  trip, and the CPU time the servers and the client spent per call (from ``/proc``): with client and
+  servers on one machine, their sum bounds what the machine's cores can serve.
 
-Run: ``uv run python benchmarks/remote_latency.py`` (``--steps 200 --duration 0.5`` for a smoke run).
+Run: ``uv run python benchmarks/remote_latency.py`` (``--steps 200 --duration 0.5 --rounds 1`` for a smoke
+run; ``--scaling-only`` for the last part alone).
 """
 
 from __future__ import annotations
@@ -27,6 +37,9 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import mrlm.envs
@@ -37,20 +50,59 @@ KWARGS: dict[str, Any] = {"level": 1}
 REPLIES = [f"The answer is \\boxed{{{n}}}" for n in range(97)]
 
 
-def start_server(workers: int) -> tuple[subprocess.Popen[str], str]:
-    """Start ``mrlm-envs serve`` on a free loopback port; return the process and its address."""
+@dataclass
+class Server:
+    """A ``mrlm-envs serve`` process (and, with ``--processes``, its server processes)."""
+
+    process: subprocess.Popen[str]
+    address: str
+    pids: list[int] = field(default_factory=list)
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=60)
+
+
+def start_server(workers: int, processes: int = 1) -> Server:
+    """Start ``mrlm-envs serve`` on a free loopback port and wait until it listens."""
     command = [
-        sys.executable, "-m", "mrlm.envs.cli", "serve", "--envs", ENV_ID,
-        "--host", "127.0.0.1", "--port", "0", "--workers", str(workers), "--log-level", "warning",
+        sys.executable, "-m", "mrlm.envs.cli", "serve", "--envs", ENV_ID, "--host", "127.0.0.1",
+        "--port", "0", "--workers", str(workers), "--processes", str(processes), "--log-level", "warning",
     ]  # fmt: skip
     process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
     assert process.stdout is not None
-    ready, _, _ = select.select([process.stdout], [], [], 120.0)
+    ready, _, _ = select.select([process.stdout], [], [], 180.0)
     match = re.search(r"on (\S+:\d+) ", process.stdout.readline() if ready else "")
     if match is None:
         process.kill()
         raise SystemExit("the server did not start")
-    return process, match.group(1)
+    pids = [process.pid] + (_children(process.pid) if processes > 1 else [])
+    return Server(process, match.group(1), pids)
+
+
+def _children(pid: int) -> list[int]:
+    """The server processes of ``mrlm-envs serve`` process ``pid`` (its children, but for the helper
+    process of ``multiprocessing``)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+                command = Path(f"/proc/{entry}/cmdline").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid and "resource_tracker" not in command:
+                found.append(int(entry))
+    return sorted(found)
+
+
+def cpu_seconds(pid: int) -> float:
+    """User plus system CPU time of a process, in seconds (0 where /proc cannot tell)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def percentiles(samples: list[float]) -> dict[str, float]:
@@ -76,42 +128,87 @@ def latency(env: Any, episodes: int) -> dict[str, dict[str, float]]:
     return {"reset": percentiles(resets), "step": percentiles(steps)}
 
 
-def threaded_throughput(address: str, clients: int, duration_s: float, coalesce: bool) -> dict[str, float]:
-    """Env calls per second of ``clients`` threads, each looping reset + step on its own session.
+@dataclass
+class Load:
+    """What one threaded run measured."""
 
-    Each client has its own connection, or (``coalesce``) all share one ``Connection(coalesce=True)``,
-    which sends the calls made at the same time as one ``Batch``.
-    """
-    shared = Connection(address, coalesce=True) if coalesce else None
-    envs = [RemoteEnv(shared or address, ENV_ID, **KWARGS) for _ in range(clients)]
+    calls: int
+    elapsed_s: float
+    round_trips_s: list[float]
+    server_cpu_s: list[float]
+    client_cpu_s: float
+    servers_used: dict[str, int]
+
+
+def threaded_load(
+    address: str | Connection, clients: int, duration_s: float, server_pids: Sequence[int] = ()
+) -> Load:
+    """``clients`` threads, each looping reset + step on its own ``RemoteEnv`` session for ``duration_s``,
+    every call timed; the CPU time of ``server_pids`` and of this process is read around the run."""
+    envs = [RemoteEnv(address, ENV_ID, **KWARGS) for _ in range(clients)]
+    for env in envs:  # connect (and let each env open its connection) before the clock starts
+        env.reset(seed=0)
     counts = [0] * clients
+    round_trips: list[list[float]] = [[] for _ in range(clients)]
     start_line = threading.Barrier(clients + 1)
     stop_at = [0.0]
 
     def loop(index: int) -> None:
-        env, episode = envs[index], index * 1_000_000
+        env, episode, times, clock = envs[index], index * 1_000_000, round_trips[index], time.perf_counter
         start_line.wait()
-        while time.perf_counter() < stop_at[0]:
+        while True:
+            start = clock()
+            if start >= stop_at[0]:
+                break
             env.reset(seed=episode)
+            middle = clock()
             env.step(REPLIES[episode % len(REPLIES)])
+            times.append(middle - start)
+            times.append(clock() - middle)
             episode += 1
         counts[index] = episode - index * 1_000_000
 
     threads = [threading.Thread(target=loop, args=(i,)) for i in range(clients)]
     for thread in threads:
         thread.start()
+    server_before = [cpu_seconds(pid) for pid in server_pids]
+    client_before = time.process_time()
     stop_at[0] = time.perf_counter() + duration_s
     started = time.perf_counter()
     start_line.wait()
     for thread in threads:
         thread.join()
     elapsed = time.perf_counter() - started
+    client_cpu = time.process_time() - client_before
+    server_cpu = [cpu_seconds(pid) - before for pid, before in zip(server_pids, server_before, strict=True)]
+    used: dict[str, int] = {}
     for env in envs:
+        used[env.connection.address] = used.get(env.connection.address, 0) + 1
         env.close()
+    return Load(
+        calls=2 * sum(counts),
+        elapsed_s=elapsed,
+        round_trips_s=[t for times in round_trips for t in times],
+        server_cpu_s=server_cpu,
+        client_cpu_s=client_cpu,
+        servers_used=used,
+    )
+
+
+def threaded_throughput(address: str, clients: int, duration_s: float, coalesce: bool) -> dict[str, float]:
+    """Calls per second of ``clients`` threads, each looping reset + step on its own session.
+
+    Each client has its own connection, or (``coalesce``) all share one ``Connection(coalesce=True)``,
+    which sends the calls made at the same time as one ``Batch``.
+    """
+    shared = Connection(address, coalesce=True) if coalesce else None
+    load = threaded_load(shared or address, clients, duration_s)
     if shared is not None:
         shared.close()
-    episodes = sum(counts)
-    return {"episodes_per_s": round(episodes / elapsed, 1), "calls_per_s": round(2 * episodes / elapsed, 1)}
+    return {
+        "episodes_per_s": round(load.calls / 2 / load.elapsed_s, 1),
+        "calls_per_s": round(load.calls / load.elapsed_s, 1),
+    }
 
 
 def vector_throughput(address: str, num_envs: int, duration_s: float, stream: bool) -> dict[str, float]:
@@ -134,6 +231,72 @@ def vector_throughput(address: str, num_envs: int, duration_s: float, stream: bo
     }
 
 
+def scaling(args: argparse.Namespace) -> dict[str, Any]:
+    """One process, ``--processes`` processes on one port, and as many one-process servers as a list,
+    under the same loads, rounds alternating."""
+    n = args.processes
+    log(f"scaling: starting the servers (1 process; {n} processes; {n} servers of 1)")
+    single = start_server(args.workers)
+    shared_port = start_server(args.workers, processes=n)
+    separate = [start_server(args.workers) for _ in range(n)]
+    setups: dict[str, tuple[str, list[int]]] = {
+        "1_process": (single.address, single.pids),
+        f"{n}_processes": (shared_port.address, shared_port.pids),
+        f"{n}_addresses": (
+            ",".join(server.address for server in separate),
+            [pid for server in separate for pid in server.pids],
+        ),
+    }
+    loads = [int(c) for c in args.scaling_clients.split(",") if c]
+    runs: dict[tuple[int, str], list[Load]] = {}
+    try:
+        for round_number in range(args.rounds):
+            for clients in loads:
+                order = list(setups) if round_number % 2 == 0 else list(reversed(setups))
+                for name in order:
+                    address, pids = setups[name]
+                    log(f"scaling: round {round_number + 1}, {clients} clients, {name}")
+                    runs.setdefault((clients, name), []).append(
+                        threaded_load(address, clients, args.duration, pids)
+                    )
+    finally:
+        for server in (single, shared_port, *separate):
+            server.stop()
+    report: dict[str, Any] = {"rounds": args.rounds, "duration_s": args.duration, "processes": n}
+    for clients in loads:
+        row: dict[str, Any] = {}
+        for name in setups:
+            row[name] = summary(runs[(clients, name)], name, setups[name][1])
+        report[f"clients_{clients}"] = row
+    return report
+
+
+def summary(loads: list[Load], name: str, pids: list[int]) -> dict[str, Any]:
+    """Calls per second (median of the rounds), round trips and CPU per call of one set-up."""
+    rates = [load.calls / load.elapsed_s for load in loads]
+    calls = sum(load.calls for load in loads)
+    trips = percentiles([t for load in loads for t in load.round_trips_s])
+    server_cpu = [sum(cpus) for cpus in zip(*(load.server_cpu_s for load in loads), strict=True)]
+    out: dict[str, Any] = {
+        "calls_per_s": round(statistics.median(rates), 1),
+        "calls_per_s_rounds": [round(rate, 1) for rate in rates],
+        "p50_us": trips["p50"],
+        "p99_us": trips["p99"],
+        "server_cpu_us_per_call": round(sum(server_cpu) / calls * 1e6, 1),
+        "client_cpu_us_per_call": round(sum(load.client_cpu_s for load in loads) / calls * 1e6, 1),
+    }
+    if name.endswith("_processes") and sum(server_cpu) > 0:
+        # How the kernel spread the connections: each process's share of the servers' CPU time.
+        out["cpu_share_per_process"] = [round(cpu / sum(server_cpu), 2) for cpu in server_cpu[1:]]
+    if name.endswith("_addresses"):
+        used: dict[str, int] = {}
+        for load in loads:
+            for address, count in load.servers_used.items():
+                used[address] = used.get(address, 0) + count
+        out["sessions_per_server"] = used
+    return out
+
+
 def log(label: str) -> None:
     print(f"[remote_latency] {label}...", file=sys.stderr, flush=True)
 
@@ -147,42 +310,51 @@ def main() -> None:
     parser.add_argument("--clients", default="1,8,32", help="comma-separated numbers of concurrent clients")
     parser.add_argument("--vector-envs", type=int, default=32, help="sessions per RemoteVectorEnv")
     parser.add_argument("--workers", type=int, default=16, help="the server's env worker threads")
+    parser.add_argument("--processes", type=int, default=2, help="server processes (and servers) to scale to")
+    parser.add_argument("--scaling-clients", default="1,2,4,8", help="client threads of the scaling runs")
+    parser.add_argument(
+        "--rounds", type=int, default=3, help="rounds of the scaling runs (order alternating)"
+    )
+    parser.add_argument("--scaling-only", action="store_true", help="measure the scaling part alone")
     args = parser.parse_args()
 
-    process, address = start_server(args.workers)
-    try:
-        local = mrlm.envs.make(ENV_ID, **KWARGS)
-        remote = RemoteEnv(address, ENV_ID, **KWARGS)
-        warm_up = max(20, args.steps // 10)
-        latency(local, warm_up)
-        latency(remote, warm_up)
-        report: dict[str, Any] = {
-            "benchmark": "remote_latency",
-            "env": ENV_ID,
-            "python": platform.python_version(),
-            "cpus": os.cpu_count(),
-            # Other work on the machine moves these numbers: the 1-minute load average before and after.
-            "load_average": [round(os.getloadavg()[0], 2)],
-        }
-        log("latency")
-        report["latency_us"] = {"local": latency(local, args.steps), "remote": latency(remote, args.steps)}
-        remote.close()
-        clients = [int(n) for n in args.clients.split(",") if n]
-        throughput: dict[str, dict[str, float]] = {}
-        for n in clients:
-            for coalesce in (False, True):
-                name = f"clients_{n}" + ("_coalesced" if coalesce else "")
+    report: dict[str, Any] = {
+        "benchmark": "remote_latency",
+        "env": ENV_ID,
+        "python": platform.python_version(),
+        "cpus": os.cpu_count(),
+        # Other work on the machine moves these numbers: the 1-minute load average before and after.
+        "load_average": [round(os.getloadavg()[0], 2)],
+    }
+    if not args.scaling_only:
+        server = start_server(args.workers)
+        try:
+            local = mrlm.envs.make(ENV_ID, **KWARGS)
+            remote = RemoteEnv(server.address, ENV_ID, **KWARGS)
+            warm_up = max(20, args.steps // 10)
+            latency(local, warm_up)
+            latency(remote, warm_up)
+            log("latency")
+            report["latency_us"] = {
+                "local": latency(local, args.steps),
+                "remote": latency(remote, args.steps),
+            }
+            remote.close()
+            throughput: dict[str, dict[str, float]] = {}
+            for n in [int(n) for n in args.clients.split(",") if n]:
+                for coalesce in (False, True):
+                    name = f"clients_{n}" + ("_coalesced" if coalesce else "")
+                    log(name)
+                    throughput[name] = threaded_throughput(server.address, n, args.duration, coalesce)
+            for stream in (False, True):
+                name = f"vector_{args.vector_envs}_{'stream' if stream else 'batch'}"
                 log(name)
-                throughput[name] = threaded_throughput(address, n, args.duration, coalesce)
-        for stream in (False, True):
-            name = f"vector_{args.vector_envs}_{'stream' if stream else 'batch'}"
-            log(name)
-            throughput[name] = vector_throughput(address, args.vector_envs, args.duration, stream)
-        report["throughput"] = throughput
-        report["load_average"].append(round(os.getloadavg()[0], 2))
-    finally:
-        process.terminate()
-        process.wait(timeout=60)
+                throughput[name] = vector_throughput(server.address, args.vector_envs, args.duration, stream)
+            report["throughput"] = throughput
+        finally:
+            server.stop()
+    report["scaling"] = scaling(args)
+    report["load_average"].append(round(os.getloadavg()[0], 2))
     print(json.dumps(report, indent=2))
 
 

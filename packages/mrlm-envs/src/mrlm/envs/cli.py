@@ -93,7 +93,8 @@ def serve_command(
     """Serve registered envs over gRPC until SIGTERM or SIGINT: one env instance per client session.
 
     Prints one line with the address once the server listens. Clients: mrlm.envs.remote, or
-    mrlm.envs.make("grpc://HOST:PORT/ENV_ID").
+    mrlm.envs.make("grpc://HOST:PORT/ENV_ID"); several servers: grpc://HOST1:PORT1,HOST2:PORT2/ENV_ID.
+    --processes N (Linux) runs N server processes on the port, each session in one of them.
 
     Clients may set only the keyword arguments each env declares, within its bounds (sandbox limits
     can only be lowered); no file path or URL unless --allow-records-dir / --allow-url-host allow it.
@@ -114,7 +115,12 @@ def serve_command(
         except ImportError as error:
             raise SystemExit(f"mrlm-envs serve: cannot import {module!r}: {error}") from None
     try:
-        run(config.with_environment(), announce=lambda line: print(line, flush=True))
+        run(
+            config.with_environment(),
+            announce=lambda line: print(line, flush=True),
+            imports=import_modules,
+            log_level=logging.getLogger().getEffectiveLevel(),
+        )
     except OSError as error:
         raise SystemExit(f"mrlm-envs serve: {error}") from None
 

@@ -37,6 +37,7 @@ from mrlm.envs.remote.errors import (
 from mrlm.envs.remote.gym_env import RemoteEnv
 from mrlm.envs.remote.make import make_remote, remote_entry
 from mrlm.envs.remote.parallel import RemoteParallelEnv
+from mrlm.envs.remote.servers import ServerList
 from mrlm.envs.remote.vector import RemoteVectorEnv
 
 __all__ = [
@@ -55,6 +56,7 @@ __all__ = [
     "RemoteParallelEnv",
     "RemoteVectorEnv",
     "ServerBusyError",
+    "ServerList",
     "ServerUnavailableError",
     "SessionLostError",
     "UnknownRemoteEnvError",

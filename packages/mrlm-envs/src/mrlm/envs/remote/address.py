@@ -8,13 +8,28 @@ A server address is ``host:port``, optionally with a scheme: ``grpc://host:port`
 
 so that a config switches between a local and a remote env by changing one string. The port defaults
 to 50051, the port of ``mrlm-envs serve``; IPv6 hosts are written in brackets (``[::1]:50051``).
+
+Several servers that host the same envs are listed with commas, the scheme written once::
+
+    grpc://envs-a:50051,envs-b:50051/mrlm/Math-v0
+
+and each session the clients open goes to the next of them (see ``mrlm.envs.remote.servers``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["DEFAULT_PORT", "REMOTE_SCHEMES", "RemoteId", "is_remote_id", "parse_address", "parse_remote_id"]
+__all__ = [
+    "DEFAULT_PORT",
+    "REMOTE_SCHEMES",
+    "RemoteId",
+    "is_remote_id",
+    "parse_address",
+    "parse_addresses",
+    "parse_remote_id",
+]
 
 DEFAULT_PORT = 50051
 
@@ -27,7 +42,7 @@ class RemoteId:
     """A parsed remote env id.
 
     Attributes:
-        target: ``host:port``, what gRPC dials.
+        target: ``host:port``, what gRPC dials (several, comma-separated, for a list of servers).
         env_id: the id the server hosts, such as ``mrlm/Math-v0``.
         tls: whether the scheme asks for TLS (``grpcs://``).
     """
@@ -38,8 +53,13 @@ class RemoteId:
 
     @property
     def address(self) -> str:
-        """The server address with its scheme, as accepted by the clients."""
+        """The server address (or the list of them) with its scheme, as accepted by the clients."""
         return f"{'grpcs' if self.tls else 'grpc'}://{self.target}"
+
+    @property
+    def targets(self) -> list[str]:
+        """Each server's ``host:port``: one, or several for a list of servers."""
+        return self.target.split(",")
 
     def __str__(self) -> str:
         return f"{self.address}/{self.env_id}"
@@ -66,7 +86,35 @@ def parse_address(address: str) -> tuple[str, bool]:
     rest = rest.rstrip("/")
     if "/" in rest:
         raise ValueError(f"{address!r} is not a server address (host:port); did you pass an env id?")
+    if "," in rest:
+        raise ValueError(
+            f"{address!r} lists several servers: a Connection dials one; give the list to a client env "
+            "or to ServerList, which spread sessions over them"
+        )
     return _with_port(rest, address), tls
+
+
+def parse_addresses(addresses: str | Sequence[str]) -> list[tuple[str, bool]]:
+    """Split a list of server addresses into what gRPC dials and whether to use TLS, for each.
+
+    ``addresses`` is a sequence of addresses, or one string of them separated by commas; a scheme
+    written on the first applies to those after it that have none (``"grpcs://a:443,b:443"`` is two TLS
+    servers). Raises ``ValueError`` for an empty list or a malformed address.
+    """
+    parts = addresses.split(",") if isinstance(addresses, str) else list(addresses)
+    parsed: list[tuple[str, bool]] = []
+    scheme = ""
+    for part in (part.strip() for part in parts):
+        if not part:
+            raise ValueError(f"an empty address in {addresses!r}")
+        if "://" in part:
+            scheme = part.partition("://")[0] + "://"
+        elif scheme:
+            part = scheme + part
+        parsed.append(parse_address(part))
+    if not parsed:
+        raise ValueError("no server address given")
+    return parsed
 
 
 def parse_remote_id(text: str) -> RemoteId:
@@ -77,7 +125,8 @@ def parse_remote_id(text: str) -> RemoteId:
     target, slash, env_id = rest.partition("/")
     if not slash or not env_id:
         raise ValueError(f"{text!r} names no env: expected {scheme}://host:port/namespace/Name-vN")
-    return RemoteId(target=_with_port(target, text), env_id=env_id, tls=REMOTE_SCHEMES[scheme])
+    targets = ",".join(_with_port(part.strip(), text) for part in target.split(","))
+    return RemoteId(target=targets, env_id=env_id, tls=REMOTE_SCHEMES[scheme])
 
 
 def _with_port(hostport: str, original: str) -> str:

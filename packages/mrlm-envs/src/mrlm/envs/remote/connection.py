@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import queue
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +45,10 @@ DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 
 class Connection:
     """A channel to one server, shared by any number of sessions and threads.
+
+    Each ``Connection`` has a TCP connection of its own. A server of several processes
+    (``mrlm-envs serve --processes``) serves all the sessions of one ``Connection`` in one process;
+    client envs given an address string each open their own, and so spread over the processes.
 
     Args:
         address: ``host:port``, ``grpc://host:port`` or ``grpcs://host:port`` (TLS).
@@ -94,6 +98,10 @@ class Connection:
             ("grpc.initial_reconnect_backoff_ms", 100),
             ("grpc.min_reconnect_backoff_ms", 100),
             ("grpc.max_reconnect_backoff_ms", 1000),
+            # A connection of its own: gRPC otherwise shares one TCP connection between the channels
+            # of a process that dial the same address with the same settings, and a server of several
+            # processes (SO_REUSEPORT) spreads connections, not channels, over its processes.
+            ("grpc.use_local_subchannel_pool", 1),
         ]
         if self.tls:
             if tls_server_name:
@@ -142,14 +150,38 @@ class Connection:
             pause = min(2 * pause, 2.0)
         raise AssertionError("unreachable")  # the loop returns or raises
 
-    def list_envs(self) -> list[pb.EnvInfo]:
-        """Every env the server hosts (``ListEnvs``), ordered by id."""
-        return list(self.call("ListEnvs", pb.ListEnvsRequest(), idempotent=True).envs)
+    def list_envs(self, retries: int | None = None) -> list[pb.EnvInfo]:
+        """Every env the server hosts (``ListEnvs``), ordered by id; ``retries`` overrides the default."""
+        return list(self.call("ListEnvs", pb.ListEnvsRequest(), idempotent=True, retries=retries).envs)
 
     def batch(self, request: pb.BatchRequest) -> pb.BatchResponse:
         """Run a ``Batch`` (resets and steps are not retried)."""
         response: pb.BatchResponse = self.call("Batch", request, idempotent=False)
         return response
+
+    def start_batch(self, request: pb.BatchRequest) -> Callable[[], pb.BatchResponse]:
+        """Send a ``Batch`` without waiting; the function returned waits for the reply (and raises the
+        :class:`RemoteEnvError` of a failure). For batches to several servers at once."""
+        try:
+            future = self._stub.Batch.future(request, timeout=self.timeout_s, metadata=self._metadata)
+        except ValueError as error:  # a closed channel
+            failure = ServerUnavailableError(
+                f"Batch on {self.address} failed: {error}", address=self.address, call="Batch"
+            )
+
+            def fail() -> pb.BatchResponse:
+                raise failure
+
+            return fail
+
+        def reply() -> pb.BatchResponse:
+            try:
+                response: pb.BatchResponse = future.result()
+            except grpc.RpcError as error:
+                raise from_rpc_error(error, "", address=self.address, call="Batch") from None
+            return response
+
+        return reply
 
     def wait_ready(self, timeout_s: float = 10.0) -> None:
         """Block until the channel is connected; :class:`ServerUnavailableError` after ``timeout_s``."""
@@ -200,6 +232,11 @@ class BatchStream:
 
     def send(self, request: pb.BatchRequest) -> pb.BatchResponse:
         """Send one batch and wait for its reply."""
+        self.put(request)
+        return self.take()
+
+    def put(self, request: pb.BatchRequest) -> None:
+        """Send one batch; :meth:`take` waits for its reply."""
         if self.closed:
             raise ServerUnavailableError(
                 f"StepStream on {self._connection.address} is closed",
@@ -207,6 +244,9 @@ class BatchStream:
                 call="StepStream",
             )
         self._requests.put(request)
+
+    def take(self) -> pb.BatchResponse:
+        """The reply to the oldest batch sent and not yet answered."""
         try:
             return next(self._responses)
         except grpc.RpcError as error:

@@ -10,6 +10,7 @@ from gymnasium.envs.registration import EnvSpec
 
 from mrlm.envs.remote.connection import Connection
 from mrlm.envs.remote.convert import set_value, value_from_proto
+from mrlm.envs.remote.servers import ServerList
 from mrlm.envs.remote.session import RemoteSession
 from mrlm.proto.json_codec import decode_json_object
 from mrlm.proto.v1 import env_pb2 as pb
@@ -37,13 +38,15 @@ class RemoteEnv(gymnasium.Env[Any, Any]):
     next ``reset()`` then opens a new session. ``close()`` releases the session and never raises.
 
     Args:
-        address: ``host:port``, ``grpc://host:port``, ``grpcs://host:port``, or a shared
-            :class:`~mrlm.envs.remote.connection.Connection` (for a token, TLS roots, deadlines...).
+        address: ``host:port``, ``grpc://host:port``, ``grpcs://host:port``, a shared
+            :class:`~mrlm.envs.remote.connection.Connection` (for a token, TLS roots, deadlines...), or
+            several servers (``"host1:port1,host2:port2"`` or a
+            :class:`~mrlm.envs.remote.servers.ServerList`), of which the session takes the next in turn.
         env_id: the id the server hosts, such as ``"mrlm/Math-v0"``.
         **kwargs: the env's own keyword arguments (JSON-encodable), checked by the server.
     """
 
-    def __init__(self, address: str | Connection, env_id: str, **kwargs: Any) -> None:
+    def __init__(self, address: str | Connection | ServerList, env_id: str, **kwargs: Any) -> None:
         self.render_mode: str | None = kwargs.get("render_mode")
         self._session = RemoteSession.for_client(address, env_id, "gymnasium", kwargs)
         spec = self._session.spec
@@ -100,7 +103,9 @@ class RemoteEnv(gymnasium.Env[Any, Any]):
         return f"RemoteEnv({self._session.connection.address!r}, {self._session.env_id!r})"
 
 
-def _gymnasium_spec(address: str | Connection, env_id: str, kwargs: dict[str, Any]) -> EnvSpec | None:
+def _gymnasium_spec(
+    address: str | Connection | ServerList, env_id: str, kwargs: dict[str, Any]
+) -> EnvSpec | None:
     """A spec that rebuilds this client, so ``env.spec.make()`` (and the checker's render tests) work."""
     try:
         return EnvSpec(

@@ -1,4 +1,5 @@
-"""Remote ids in ``mrlm.envs.make`` and ``mrlm.envs.env_entry``: ``grpc://host:port/namespace/Name-vN``."""
+"""Remote ids in ``mrlm.envs.make`` and ``mrlm.envs.env_entry``: ``grpc://host:port/namespace/Name-vN``
+(``grpc://host1:port1,host2:port2/namespace/Name-vN`` for several servers)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from mrlm.envs.remote.convert import KIND_FROM_PROTO
 from mrlm.envs.remote.errors import UnknownRemoteEnvError
 from mrlm.envs.remote.gym_env import RemoteEnv
 from mrlm.envs.remote.parallel import RemoteParallelEnv
+from mrlm.envs.remote.servers import ServerList
 
 __all__ = ["CLIENTS", "make_remote", "remote_entry"]
 
@@ -46,8 +48,12 @@ def remote_entry(remote_id: str) -> EnvEntry:
         RemoteEnvError: the server cannot be reached.
     """
     parsed = parse_remote_id(remote_id)
-    with Connection(parsed.address) as connection:
-        listing = connection.list_envs()
+    if len(parsed.targets) > 1:  # the servers of a list host the same envs: ask the first that answers
+        connection, listing = ServerList(parsed.address).first_answer(lambda c: c.list_envs(retries=0))
+        connection.close()
+    else:
+        with Connection(parsed.address) as connection:
+            listing = connection.list_envs()
     for info in listing:
         if info.env_id == parsed.env_id:
             kinds = tuple(KIND_FROM_PROTO[k] for k in info.kinds if k in KIND_FROM_PROTO)

@@ -10,6 +10,7 @@ from pettingzoo import ParallelEnv
 
 from mrlm.envs.remote.connection import Connection
 from mrlm.envs.remote.convert import value_to_proto
+from mrlm.envs.remote.servers import ServerList
 from mrlm.envs.remote.session import RemoteSession
 from mrlm.envs.remote.state import read_agents
 from mrlm.proto.v1 import env_pb2 as pb
@@ -28,13 +29,14 @@ class RemoteParallelEnv(ParallelEnv[str, Any, Any]):
     agents that acted; ``agents`` follows the server (empty once the episode is over).
 
     Args:
-        address: ``host:port``, ``grpc://host:port``, ``grpcs://host:port``, or a shared
-            :class:`~mrlm.envs.remote.connection.Connection`.
+        address: ``host:port``, ``grpc://host:port``, ``grpcs://host:port``, a shared
+            :class:`~mrlm.envs.remote.connection.Connection`, or several servers (comma-separated, or a
+            :class:`~mrlm.envs.remote.servers.ServerList`), of which the session takes the next.
         env_id: the id the server hosts.
         **kwargs: the env's own keyword arguments (JSON-encodable).
     """
 
-    def __init__(self, address: str | Connection, env_id: str, **kwargs: Any) -> None:
+    def __init__(self, address: str | Connection | ServerList, env_id: str, **kwargs: Any) -> None:
         self.render_mode: str | None = kwargs.get("render_mode")
         self._session = RemoteSession.for_client(address, env_id, "parallel", kwargs)
         spec = self._session.spec

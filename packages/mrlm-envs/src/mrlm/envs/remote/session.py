@@ -4,6 +4,10 @@ A session whose server-side state is gone (it expired, a call ran past its deadl
 restarted) is marked :attr:`RemoteSession.lost` when a call says so; the next :meth:`RemoteSession.reset`
 then opens a new session with the same keyword arguments, since a reset throws the old episode away
 anyway. Steps are never replayed.
+
+A session opened on a :class:`~mrlm.envs.remote.servers.ServerList` takes the server whose turn it is
+(the next that answers) and a connection of its own to it; if that server becomes unreachable the
+session counts as lost too, and the next reset opens it again on a server that answers.
 """
 
 from __future__ import annotations
@@ -15,7 +19,13 @@ from typing import Any
 from mrlm.envs.registry import EnvKind
 from mrlm.envs.remote.connection import Connection, connect
 from mrlm.envs.remote.convert import KIND_TO_PROTO
-from mrlm.envs.remote.errors import RemoteDeadlineError, RemoteEnvError, SessionLostError
+from mrlm.envs.remote.errors import (
+    RemoteDeadlineError,
+    RemoteEnvError,
+    ServerUnavailableError,
+    SessionLostError,
+)
+from mrlm.envs.remote.servers import ServerList, server_list
 from mrlm.envs.remote.spec import RemoteSpec
 from mrlm.proto.json_codec import encode_json
 from mrlm.proto.v1 import env_pb2 as pb
@@ -33,7 +43,8 @@ class RemoteSession:
     """A session that owns one env instance on the server.
 
     Args:
-        connection: the channel to the server.
+        connection: the channel to the server, or the servers to choose from (the session then opens
+            a connection of its own to the one whose turn it is).
         env_id: the id on the server.
         kind: ``"gymnasium"``, ``"aec"`` or ``"parallel"``; the env's native kind when None.
         kwargs: the env's keyword arguments; they must be JSON-encodable.
@@ -44,16 +55,23 @@ class RemoteSession:
         RemoteEnvError: opening failed (unknown id, bad kwargs, no room, server unreachable...).
     """
 
+    connection: Connection
+
     def __init__(
         self,
-        connection: Connection,
+        connection: Connection | ServerList,
         env_id: str,
         kind: EnvKind | None,
         kwargs: Mapping[str, Any],
         *,
         owns_connection: bool = False,
     ) -> None:
-        self.connection = connection
+        self.servers: ServerList | None = None
+        if isinstance(connection, ServerList):
+            self.servers = connection
+            owns_connection = True
+        else:
+            self.connection = connection
         self.owns_connection = owns_connection
         self.closed = False
         try:
@@ -80,17 +98,22 @@ class RemoteSession:
 
     @classmethod
     def for_client(
-        cls, address: str | Connection, env_id: str, kind: EnvKind, kwargs: Mapping[str, Any]
+        cls, address: str | Connection | ServerList, env_id: str, kind: EnvKind, kwargs: Mapping[str, Any]
     ) -> RemoteSession:
-        """The session of a client env: a new connection unless one is given; human rendering is local.
+        """The session of a client env: a new connection unless one is given (to the server whose turn
+        it is, for a list of servers); human rendering is local.
 
         With ``render_mode="human"`` the server renders as ``"ansi"`` and :meth:`render_as` prints the
         text here, where the person is.
         """
-        connection, owned = connect(address)
         server_kwargs = dict(kwargs)
         if server_kwargs.get("render_mode") == "human":
             server_kwargs["render_mode"] = "ansi"
+        servers = None if isinstance(address, Connection) else server_list(address)
+        if servers is not None:
+            return cls(servers, env_id, kind, server_kwargs)
+        assert not isinstance(address, ServerList)
+        connection, owned = connect(address)
         return cls(connection, env_id, kind, server_kwargs, owns_connection=owned)
 
     def reset(self, seed: int | None, options: Mapping[str, Any] | None) -> pb.EnvState:
@@ -143,13 +166,13 @@ class RemoteSession:
         try:
             self._release()
         finally:
-            if self.owns_connection:
+            if self.owns_connection and hasattr(self, "connection"):
                 self.connection.close()
 
     def __del__(self) -> None:
         # A client dropped without close(): release the server's env now rather than at idle expiry.
         try:
-            if not self.closed and not self.connection.closed:
+            if not self.closed and hasattr(self, "connection") and not self.connection.closed:
                 self.close()
         except BaseException:  # interpreter shutdown may have torn gRPC down already
             pass
@@ -157,10 +180,20 @@ class RemoteSession:
     # ----------------------------------------------------------------------------------------------
 
     def _open(self) -> pb.OpenSessionResponse:
+        if self.servers is None:
+            return self._open_on(self.connection)
+        # On the next server that answers, over a connection of the session's own (all its calls go
+        # there); the previous one, to a server that may be gone, is dropped.
+        if hasattr(self, "connection"):
+            self.connection.close()
+        self.connection, reply = self.servers.first_answer(lambda c: self._open_on(c, retries=0))
+        return reply
+
+    def _open_on(self, connection: Connection, retries: int | None = None) -> pb.OpenSessionResponse:
         # Retried while the server is unavailable: at worst a retry opens a second session, which the
         # server reclaims at idle expiry.
-        reply: pb.OpenSessionResponse = self.connection.call(
-            "OpenSession", self._open_request, idempotent=True
+        reply: pb.OpenSessionResponse = connection.call(
+            "OpenSession", self._open_request, idempotent=True, retries=retries
         )
         self.session_id = reply.session_id
         self.lost = False
@@ -169,7 +202,7 @@ class RemoteSession:
     def _release(self) -> None:
         # Even a lost session is closed: after a client-side deadline the server still holds it (a
         # session the server already dropped just answers NOT_FOUND).
-        if not getattr(self, "session_id", ""):
+        if not getattr(self, "session_id", "") or not hasattr(self, "connection"):
             return
         request = pb.CloseSessionRequest(session_id=self.session_id)
         self.session_id = ""
@@ -192,17 +225,25 @@ class RemoteSession:
     def _call(self, method: str, request: Any, *, idempotent: bool = False) -> Any:
         try:
             return self.connection.call(method, request, idempotent=idempotent)
-        except (SessionLostError, RemoteDeadlineError):
-            self.lost = True  # the server dropped (or is dropping) the session
+        except RemoteEnvError as error:
+            self._note(error)
             raise
 
     def _batched(self, item: pb.BatchItem, method: str) -> pb.EnvState:
         assert self.connection.coalescer is not None
         try:
             return self.connection.coalescer.call(item, method)
-        except (SessionLostError, RemoteDeadlineError):
-            self.lost = True
+        except RemoteEnvError as error:
+            self._note(error)
             raise
+
+    def _note(self, error: RemoteEnvError) -> None:
+        """Mark the session lost when ``error`` says the server dropped it (or is dropping it), or,
+        with a list of servers to choose from, when its server cannot be reached."""
+        if isinstance(error, (SessionLostError, RemoteDeadlineError)) or (
+            self.servers is not None and isinstance(error, ServerUnavailableError)
+        ):
+            self.lost = True
 
 
 def _options_json(options: Mapping[str, Any] | None) -> str:

@@ -1,8 +1,10 @@
-"""``RemoteVectorEnv``: N sessions of one env on one server, reset and stepped in one round trip each."""
+"""``RemoteVectorEnv``: N sessions of one env on a server (or dealt over several), reset and stepped in one
+round trip each."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -12,6 +14,7 @@ from gymnasium.vector.utils import batch_space, concatenate, create_empty_array,
 from mrlm.envs.remote.connection import BatchStream, Connection, connect
 from mrlm.envs.remote.convert import value_from_proto, value_to_proto
 from mrlm.envs.remote.errors import RemoteDeadlineError, RemoteEnvError, SessionLostError, from_batch_error
+from mrlm.envs.remote.servers import ServerList, server_list
 from mrlm.envs.remote.session import RemoteSession
 from mrlm.proto.json_codec import decode_json_object, encode_json
 from mrlm.proto.v1 import env_pb2 as pb
@@ -32,9 +35,13 @@ class RemoteVectorEnv(VectorEnv[Any, Any, Any]):
     ``str``; rewards, terminations and truncations as arrays; infos in Gymnasium's vector layout (each
     key with a ``_key`` mask).
 
+    With several servers (``"host1:port1,host2:port2"`` or a
+    :class:`~mrlm.envs.remote.servers.ServerList`), the sub-envs are dealt over them in turn, each
+    server over one connection, and each ``reset`` and ``step`` sends one batch to every server at once.
+
     Args:
-        address: ``host:port``, ``grpc://host:port``, ``grpcs://host:port``, or a shared
-            :class:`~mrlm.envs.remote.connection.Connection`.
+        address: ``host:port``, ``grpc://host:port``, ``grpcs://host:port``, a shared
+            :class:`~mrlm.envs.remote.connection.Connection`, or several servers.
         env_id: the id the server hosts.
         num_envs: how many sessions to open.
         stream: send the batches over one long-lived ``StepStream`` call instead of unary ``Batch`` calls.
@@ -42,18 +49,35 @@ class RemoteVectorEnv(VectorEnv[Any, Any, Any]):
     """
 
     def __init__(
-        self, address: str | Connection, env_id: str, num_envs: int, *, stream: bool = False, **kwargs: Any
+        self,
+        address: str | Connection | ServerList,
+        env_id: str,
+        num_envs: int,
+        *,
+        stream: bool = False,
+        **kwargs: Any,
     ) -> None:
         if num_envs < 1:
             raise ValueError(f"num_envs must be at least 1, got {num_envs}")
-        self._connection, self._owns_connection = connect(address)
+        servers = None if isinstance(address, Connection) else server_list(address)
+        if servers is None:
+            assert not isinstance(address, ServerList)
+            connection, self._owns_connection = connect(address)
+            self._connections = [connection]
+        else:
+            self._connections, self._owns_connection = [], True
         self._sessions: list[RemoteSession] = []
-        self._stream: BatchStream | None = None
+        self._streams: list[BatchStream] = []
         try:
-            for _ in range(num_envs):
-                self._sessions.append(RemoteSession(self._connection, env_id, "gymnasium", kwargs))
+            if servers is not None:
+                for server in servers.in_turn()[:num_envs]:
+                    self._connections.append(servers.connect(server))
+            # Sub-env i lives on server i % (number of servers): its calls always go there.
+            self._homes = [index % len(self._connections) for index in range(num_envs)]
+            for home in self._homes:
+                self._sessions.append(RemoteSession(self._connections[home], env_id, "gymnasium", kwargs))
             if stream:
-                self._stream = self._connection.open_stream()
+                self._streams = [connection.open_stream() for connection in self._connections]
         except BaseException:
             self._release()
             raise
@@ -139,31 +163,58 @@ class RemoteVectorEnv(VectorEnv[Any, Any, Any]):
         return pb.BatchItem(reset=request)
 
     def _send(self, items: list[pb.BatchItem]) -> list[pb.EnvState]:
-        """One round trip; the first failed item raises its :class:`RemoteEnvError`."""
-        request = pb.BatchRequest(items=items)
-        response = self._stream.send(request) if self._stream is not None else self._connection.batch(request)
+        """One round trip (to every server at once); the first failure raises its :class:`RemoteEnvError`."""
+        by_home: dict[int, list[int]] = {}
+        for index in range(len(items)):
+            by_home.setdefault(self._homes[index], []).append(index)
+        waiting = [
+            (home, indices, self._start(home, pb.BatchRequest(items=[items[i] for i in indices])))
+            for home, indices in by_home.items()
+        ]
+        states: list[pb.EnvState] = [pb.EnvState()] * len(items)
         failure: RemoteEnvError | None = None
-        for index, result in enumerate(response.results):
-            if result.HasField("error"):
-                error = from_batch_error(result.error, address=self._connection.address, call="Batch")
-                if isinstance(error, (SessionLostError, RemoteDeadlineError)):
-                    self._sessions[index].lost = True
-                failure = failure or error
+        for home, indices, reply in waiting:
+            try:
+                results = reply().results
+            except RemoteEnvError as broken:  # every batch is waited for, even after one failed
+                failure = failure or broken
+                continue
+            address = self._connections[home].address
+            for index, result in zip(indices, results, strict=True):
+                if result.HasField("error"):
+                    error = from_batch_error(result.error, address=address, call="Batch")
+                    if isinstance(error, (SessionLostError, RemoteDeadlineError)):
+                        self._sessions[index].lost = True
+                    failure = failure or error
+                else:
+                    states[index] = result.state
         if failure is not None:
             raise failure
-        return [result.state for result in response.results]
+        return states
+
+    def _start(self, home: int, request: pb.BatchRequest) -> Callable[[], pb.BatchResponse]:
+        """Send a batch to server ``home``; the function returned waits for its reply."""
+        if self._streams:
+            stream = self._streams[home]
+            stream.put(request)
+            return stream.take
+        connection = self._connections[home]
+        if len(self._connections) == 1:  # nothing to overlap with: a plain blocking call
+            return functools.partial(connection.batch, request)
+        return connection.start_batch(request)
 
     def _batched(self, observations: list[Any]) -> Any:
         empty = create_empty_array(self.single_observation_space, n=self.num_envs)
         return concatenate(self.single_observation_space, observations, empty)  # type: ignore[arg-type]
 
     def _release(self) -> None:
-        if self._stream is not None:
-            self._stream.close()
+        for stream in self._streams:
+            stream.close()
         for session in self._sessions:
             session.close()
         if self._owns_connection:
-            self._connection.close()
+            for connection in self._connections:
+                connection.close()
 
 
 def _seeds(seed: int | Sequence[int | None] | None, count: int) -> list[int | None]:

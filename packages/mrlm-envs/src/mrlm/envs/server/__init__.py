@@ -15,7 +15,7 @@ Clients are in :mod:`mrlm.envs.remote`. Layout: ``config`` (settings), ``client_
 ``payload`` (decoding JSON from clients), ``sessions`` (sessions and their store), ``runner`` (env
 calls with deadlines), ``servicer`` (the rpcs), ``auth`` (the token check), ``streams`` (the budget of
 long-lived calls), ``health`` (the health service), ``connections`` (which clients are still
-connected), ``server`` (start, stop, signals).
+connected), ``server`` (start, stop, signals), ``processes`` (several server processes on one port).
 
 The names below are imported on first use: env registrations import ``client_args``, which must not
 pull gRPC into every ``import mrlm.envs``.
@@ -28,9 +28,10 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from mrlm.envs.server.config import ServerConfig
+    from mrlm.envs.server.processes import ProcessGroup, start_processes
     from mrlm.envs.server.server import SERVICE_NAME, EnvServer, run, serve
 
-__all__ = ["SERVICE_NAME", "EnvServer", "ServerConfig", "run", "serve"]
+__all__ = ["SERVICE_NAME", "EnvServer", "ProcessGroup", "ServerConfig", "run", "serve", "start_processes"]
 
 _HOMES = {
     "ServerConfig": "mrlm.envs.server.config",
@@ -38,6 +39,8 @@ _HOMES = {
     "EnvServer": "mrlm.envs.server.server",
     "run": "mrlm.envs.server.server",
     "serve": "mrlm.envs.server.server",
+    "ProcessGroup": "mrlm.envs.server.processes",
+    "start_processes": "mrlm.envs.server.processes",
 }
 
 

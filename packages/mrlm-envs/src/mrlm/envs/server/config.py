@@ -61,6 +61,8 @@ class ServerConfig:
     """PEM private key file for TLS (with --tls-cert); MRLM_ENVS_TLS_KEY when unset."""
     grace_s: float = 10.0
     """On SIGTERM/SIGINT: seconds calls in flight get to finish; then sessions are closed and calls still running are given up on."""
+    processes: int = 1
+    """Server processes sharing the port (Linux only, SO_REUSEPORT): each client connection, and so each session, stays on one of them. Every limit above holds per process."""
 
     def __post_init__(self) -> None:
         # Accept "--envs a,b c" as well as a list: split every entry on commas.
@@ -75,6 +77,7 @@ class ServerConfig:
             "max_action_chars",
             "max_kwargs_bytes",
             "max_kwargs_bytes_total",
+            "processes",
         )
         for name in positive:
             if getattr(self, name) < 1:

@@ -2,7 +2,8 @@
 
 ``serve(config)`` returns a running :class:`EnvServer` (port 0 binds a free port, for tests);
 ``run(config)`` is what ``mrlm-envs serve`` calls: it serves until SIGTERM or SIGINT, then shuts down
-gracefully.
+gracefully. With ``config.processes`` above 1, ``run`` starts that many server processes on one port
+instead (see ``processes``).
 
 The server always answers: open streams are capped (``max_streams``) below the number of handler
 threads, so that unary calls and health checks keep threads of their own; the health service never
@@ -21,7 +22,7 @@ import logging
 import signal
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent import futures
 from pathlib import Path
 from types import FrameType
@@ -58,6 +59,13 @@ _DISCONNECT_POLL_S = 0.5
 class EnvServer:
     """A running env server. Build it with :func:`serve`.
 
+    Args:
+        config: its settings (``config.processes`` is the business of ``processes``: one
+            ``EnvServer`` is one process).
+        reuse_port: share the port with other processes that set it too (``SO_REUSEPORT``); off, a
+            second server on the same port fails to start instead of silently taking half the calls.
+        process: how this process is named in errors and logs (``process 2 of 4, pid 4242``).
+
     Attributes:
         config: its settings.
         port: the port it listens on (the actual one when the config asked for 0).
@@ -67,11 +75,11 @@ class EnvServer:
         health: the health service.
     """
 
-    def __init__(self, config: ServerConfig) -> None:
+    def __init__(self, config: ServerConfig, *, reuse_port: bool = False, process: str = "") -> None:
         self.config = config
         allowances = Allowances.of(config.allow_records_dir, config.allow_url_host)
         catalog = Catalog(config.envs, max_action_chars=config.max_action_chars, allowances=allowances)
-        self.store = SessionStore(config.max_sessions, config.max_kwargs_bytes_total)
+        self.store = SessionStore(config.max_sessions, config.max_kwargs_bytes_total, process=process)
         self._runner = Runner(config.workers)
         self.servicer = EnvServicer(
             catalog, self.store, self._runner, config.call_timeout, config.max_kwargs_bytes
@@ -86,9 +94,9 @@ class EnvServer:
             options=[
                 ("grpc.max_receive_message_length", config.max_message_bytes),
                 ("grpc.max_send_message_length", -1),
-                # Refuse to share the port with another process: a second server on the same port
-                # would silently receive half the calls.
-                ("grpc.so_reuseport", 0),
+                # Share the port only when asked to (several processes of one server): otherwise a
+                # second server on the same port would silently receive half the connections.
+                ("grpc.so_reuseport", 1 if reuse_port else 0),
             ],
         )
         env_pb2_grpc.add_EnvServiceServicer_to_server(self.servicer, self._server)
@@ -101,7 +109,7 @@ class EnvServer:
         except BaseException:
             self._runner.shutdown()
             raise
-        self.address = f"{_bracketed(config.host)}:{self.port}"
+        self.address = f"{bracketed(config.host)}:{self.port}"
         self._stop_reaper = threading.Event()
         self._reaper: threading.Thread | None = None
         self._stopped = threading.Event()
@@ -151,7 +159,7 @@ class EnvServer:
         self.stop()
 
     def _bind(self, config: ServerConfig) -> int:
-        where = f"{_bracketed(config.host)}:{config.port}"
+        where = f"{bracketed(config.host)}:{config.port}"
         if config.tls_cert is not None and config.tls_key is not None:
             pair = (Path(config.tls_key).read_bytes(), Path(config.tls_cert).read_bytes())
             port = self._server.add_secure_port(where, grpc.ssl_server_credentials([pair]))
@@ -176,7 +184,8 @@ class EnvServer:
 
 
 def serve(config: ServerConfig | None = None, **fields: Any) -> EnvServer:
-    """Start a server and return it running; ``fields`` override the config's (``port=0``...).
+    """Start a server in this process and return it running; ``fields`` override the config's
+    (``port=0``...). Several processes: :func:`mrlm.envs.server.processes.start_processes`.
 
     Example:
         >>> server = serve(envs=("mrlm/Math-v0",), port=0)
@@ -185,14 +194,33 @@ def serve(config: ServerConfig | None = None, **fields: Any) -> EnvServer:
         >>> server.stop()
     """
     config = ServerConfig(**fields) if config is None else dataclasses.replace(config, **fields)
+    if config.processes > 1:
+        raise ValueError(
+            f"serve() runs one server in this process, not {config.processes}: "
+            "use mrlm.envs.server.processes.start_processes"
+        )
     return EnvServer(config).start()
 
 
-def run(config: ServerConfig, announce: Callable[[str], None] = print) -> None:
+def run(
+    config: ServerConfig,
+    announce: Callable[[str], None] = print,
+    *,
+    imports: Sequence[str] = (),
+    log_level: int | None = None,
+) -> None:
     """Serve until SIGTERM or SIGINT, then shut down gracefully (``mrlm-envs serve``).
 
-    ``announce`` receives one line once the server listens, naming its address.
+    ``announce`` receives one line once the server listens, naming its address. With
+    ``config.processes`` above 1 the servers run in that many child processes, which import
+    ``imports`` first (the modules that register more envs) and log at ``log_level`` (this process's
+    root level when None).
     """
+    if config.processes > 1:
+        from mrlm.envs.server.processes import run_processes
+
+        run_processes(config, announce, imports=imports, log_level=log_level)
+        return
     stop = threading.Event()
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
@@ -202,9 +230,9 @@ def run(config: ServerConfig, announce: Callable[[str], None] = print) -> None:
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
         server = serve(config)
-        security = ("TLS" if config.tls_cert else "plaintext") + (", token required" if config.token else "")
         announce(
-            f"mrlm-envs: serving {len(server.servicer.catalog.ids)} envs on {server.address} ({security})"
+            f"mrlm-envs: serving {len(server.servicer.catalog.ids)} envs on {server.address} "
+            f"({security_note(config)})"
         )
         try:
             stop.wait()
@@ -215,6 +243,11 @@ def run(config: ServerConfig, announce: Callable[[str], None] = print) -> None:
             signal.signal(sig, handler)
 
 
-def _bracketed(host: str) -> str:
+def security_note(config: ServerConfig) -> str:
+    """How clients must connect, for the line announcing the server."""
+    return ("TLS" if config.tls_cert else "plaintext") + (", token required" if config.token else "")
+
+
+def bracketed(host: str) -> str:
     """IPv6 literals go in brackets in an address."""
     return f"[{host}]" if ":" in host and not host.startswith("[") else host

@@ -94,7 +94,9 @@ class EnvServicer(env_pb2_grpc.EnvServiceServicer):
                 except RequestError:
                     self.runner.submit([driver.close])  # no session will ever close it
                     raise
-                session = Session(request.env_id, driver, peer=context.peer(), kwargs_bytes=size)
+                session = self.store.new_session(
+                    request.env_id, driver, peer=context.peer(), kwargs_bytes=size
+                )
                 self.store.add(session)
         except RequestError as error:
             _abort(context, error)

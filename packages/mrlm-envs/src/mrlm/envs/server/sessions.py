@@ -6,11 +6,16 @@ closed while one of its calls runs (a client's CloseSession, idle expiry racing 
 late call, a call that ran past its deadline, shutdown). Closing never waits for that call: the
 session is marked closed at once (later calls fail with NOT_FOUND) and the env is closed by whichever
 finishes last, the closer or the running call.
+
+A session id starts with the instance tag of the store that made it (random per server process), so
+that a call reaching a process that does not hold its session (a server of several processes whose
+client reconnected to another one, or a server that restarted) fails with a message that says so.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import secrets
 import threading
 import time
@@ -30,6 +35,9 @@ _log = logging.getLogger(__name__)
 
 _T = TypeVar("_T")
 
+#: Separates the instance tag from the secret part of a session id.
+_TAG_END = "_"
+
 
 class Session:
     """One client session: an env instance behind a driver.
@@ -39,11 +47,15 @@ class Session:
         driver: drives the env instance; closed when the session closes.
         peer: the connection of the client (``context.peer()``); each call updates it.
         kwargs_bytes: the size of the keyword arguments it was opened with (the store's share).
+        instance: the tag of the server process that holds it, the id's prefix.
     """
 
-    def __init__(self, env_id: str, driver: Driver, peer: str = "", kwargs_bytes: int = 0) -> None:
+    def __init__(
+        self, env_id: str, driver: Driver, peer: str = "", kwargs_bytes: int = 0, instance: str = ""
+    ) -> None:
         # Unguessable: with the token, the id is what lets a client act on an env.
-        self.id = secrets.token_hex(16)
+        secret = secrets.token_hex(16)
+        self.id = f"{instance}{_TAG_END}{secret}" if instance else secret
         self.env_id = env_id
         self.kind: EnvKind = driver.kind
         self.driver = driver
@@ -108,13 +120,21 @@ class Session:
 
 class SessionStore:
     """The open sessions, at most ``max_sessions`` of them (sessions being opened count too), holding
-    at most ``max_kwargs_bytes`` bytes of keyword arguments together (inline records, mostly)."""
+    at most ``max_kwargs_bytes`` bytes of keyword arguments together (inline records, mostly).
 
-    def __init__(self, max_sessions: int, max_kwargs_bytes: int | None = None) -> None:
+    Attributes:
+        instance: a random tag of this store, the prefix of the ids of its sessions
+            (:meth:`new_session`); it names this server process in errors.
+        process: how this server process is named in errors (``process 2, pid 4242``).
+    """
+
+    def __init__(self, max_sessions: int, max_kwargs_bytes: int | None = None, process: str = "") -> None:
         if max_sessions < 1:
             raise ValueError(f"max_sessions must be at least 1, got {max_sessions}")
         self.max_sessions = max_sessions
         self.max_kwargs_bytes = max_kwargs_bytes
+        self.instance = secrets.token_hex(4)
+        self.process = process or f"pid {os.getpid()}"
         self._sessions: dict[str, Session] = {}
         self._opening = 0
         self._kwargs_bytes = 0  # of the open sessions and of those being opened
@@ -165,6 +185,10 @@ class SessionStore:
                 if not built:  # the session failed to open: its bytes were never held
                     self._kwargs_bytes -= kwargs_bytes
 
+    def new_session(self, env_id: str, driver: Driver, peer: str = "", kwargs_bytes: int = 0) -> Session:
+        """A session whose id carries this store's instance tag (register it with :meth:`add`)."""
+        return Session(env_id, driver, peer=peer, kwargs_bytes=kwargs_bytes, instance=self.instance)
+
     def add(self, session: Session) -> None:
         """Register a new session (inside :meth:`slot`, whose bytes it then holds)."""
         with self._lock:
@@ -175,11 +199,7 @@ class SessionStore:
         """The open session ``session_id``; NOT_FOUND if there is none."""
         session = self._sessions.get(session_id)  # a dict read is atomic; no lock on the hot path
         if session is None:
-            raise RequestError(
-                grpc.StatusCode.NOT_FOUND,
-                f"unknown session {session_id!r}: never opened, closed, expired after idling, "
-                "closed after a deadline, or opened before the server restarted",
-            )
+            raise RequestError(grpc.StatusCode.NOT_FOUND, self._unknown(session_id))
         return session
 
     def take(self, session_id: str) -> Session:
@@ -254,6 +274,21 @@ class SessionStore:
             self._sessions.clear()
             self._kwargs_bytes -= sum(session.kwargs_bytes for session in sessions)
         return sessions
+
+    def _unknown(self, session_id: str) -> str:
+        """Why ``session_id`` is not here: another process's (or an earlier run's) session, or one closed."""
+        tag, sep, _ = session_id.partition(_TAG_END)
+        if sep and tag != self.instance:
+            return (
+                f"unknown session {session_id!r}: it was opened on another server process (instance {tag}) "
+                f"than the one this call reached (instance {self.instance}, {self.process}). A session "
+                "lives in the process that opened it: the client's connection was made again and reached "
+                "another process of the server (mrlm-envs serve --processes), or the server restarted"
+            )
+        return (
+            f"unknown session {session_id!r}: never opened, closed, expired after idling, "
+            "closed after a deadline, or opened before the server restarted"
+        )
 
     def _remove(self, session: Session) -> None:
         """Unregister ``session`` (holding the lock)."""
