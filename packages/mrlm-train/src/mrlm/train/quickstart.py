@@ -30,16 +30,14 @@ from pathlib import Path
 from typing import Any, Literal
 
 from mrlm.train.algorithms import grpo, ppo, sft
-from mrlm.train.evaluation.config import EVAL_SEED_BASE  # the evaluations' seeds, never used in training
 from mrlm.train.generation import HFGenerator, SamplingParams
 from mrlm.train.loop import OptimConfig, RunConfig
 from mrlm.train.loop.plots import plot_metrics
 from mrlm.train.policy import ModelConfig, load_policy
 from mrlm.train.rollout import RolloutEngine
+from mrlm.train.task_seeds import DEMO_SEED_BASE, EVAL_SEED_BASE
 
 ENV_ID = "mrlm/Math-v0"
-DEMO_SEED_BASE = 500_000_000
-"""Seeds of the demonstrations; GRPO draws its tasks from seeds ``seed * 1_000_000`` on."""
 OUTPUTS = (
     "problems.jsonl",
     "demonstrations.jsonl",

@@ -34,6 +34,7 @@ from mrlm.train.generation import SamplingParams
 from mrlm.train.loop import RunConfig, TrainingSession
 from mrlm.train.mixture import EnvMixture, MixedRolloutEngine, parse_mixture
 from mrlm.train.rollout import RolloutBatch, RolloutEngine, Trajectory
+from mrlm.train.task_seeds import training_seed_base
 
 #: What an on-policy algorithm rolls out with: one env's engine, or a mixture's.
 Engine = RolloutEngine | MixedRolloutEngine
@@ -448,7 +449,9 @@ def run_sampling(config: SamplingSettings, session: TrainingSession) -> Sampling
 
 def run_task_seeds(config: SamplingSettings, session: TrainingSession) -> TaskSeeds:
     """The run's task seeds: distinct per process, reproducible from ``config.run.seed``."""
-    return TaskSeeds(base=config.run.seed * 1_000_000, rank=session.rank, world_size=session.world_size)
+    return TaskSeeds(
+        base=training_seed_base(config.run.seed), rank=session.rank, world_size=session.world_size
+    )
 
 
 def rollout_for(

@@ -19,9 +19,7 @@ import tyro
 from mrlm.train.algorithms.onpolicy import parse_env_kwargs
 from mrlm.train.mixture import parse_mixture
 from mrlm.train.policy import Dtype
-
-EVAL_SEED_BASE = 1_000_000_000
-"""The first default task seed: above every seed a training run with ``run.seed < 1000`` draws."""
+from mrlm.train.task_seeds import EVAL_SEED_BASE
 
 
 @dataclass(frozen=True)

@@ -20,10 +20,7 @@ from typing import Any
 from mrlm.train.generation.base import SamplingParams
 from mrlm.train.rollout import Policy, RolloutEngine
 from mrlm.train.rollout.envs import EnvFactory, EnvKind, env_factory
-
-#: The first evaluation seed: above the training seeds of any run seed below 1000 (those are
-#: ``run.seed * 10**6`` onwards), so evaluation tasks are fixed and apart from training's.
-EVAL_SEED_BASE = 10**9
+from mrlm.train.task_seeds import EVAL_SEED_BASE
 
 PLAYER = "player"
 OPPONENT = "opponent"
