@@ -275,3 +275,26 @@ def test_plot_draws_dpo_metrics(tmp_path: Path) -> None:
         main(["plot", str(tmp_path / "run"), "--keys", "rewards/margins", "loss", "--output", str(out)]) == 0
     )
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_lora_policy_is_its_own_reference_with_the_adapters_off(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No second model is loaded; the run equals one scored once by the policy at its start (the
+    adapters start at zero, so both references are the base model)."""
+    lora = ModelConfig(name_or_path="tiny", lora_r=4)
+    precomputed = train(_config(tmp_path, "pre", model=lora, reference="precomputed", optim=CALM))
+
+    def no_copy(config: Any) -> Any:
+        raise AssertionError("a LoRA policy's reference must not be a second model")
+
+    monkeypatch.setattr("mrlm.train.algorithms.dpo.load_reference", no_copy)
+    adapters_off = train(_config(tmp_path, "off", model=lora, reference="model", optim=CALM))
+    pre, off = _metrics(tmp_path / "pre"), _metrics(tmp_path / "off")
+    assert off[0]["rewards/margins"] == 0.0 and off[-1]["rewards/margins"] > 0.1
+    for a, b in zip(pre, off, strict=True):
+        for key in ("loss", "rewards/chosen", "rewards/margins", "grad_norm"):
+            assert b[key] == pytest.approx(a[key], rel=1e-4, abs=1e-6), key
+    assert (precomputed / "adapter_config.json").is_file() and (
+        adapters_off / "adapter_config.json"
+    ).is_file()

@@ -14,6 +14,7 @@ averaged over the pairs of the global batch. The run, in four phases:
    prompt; :mod:`mrlm.train.dpo.data`) tokenized and cut to ``max_length`` tokens per side;
 2. **reference** (``reference``): ``"model"`` keeps a frozen copy of the initial policy (or of
    ``reference_model``) on the session, sharded under FSDP, and scores every micro-batch with it;
+   a LoRA policy's reference is the policy with its adapters off (no copy);
    ``"precomputed"`` scores every pair once before the first step (with the initial policy itself,
    or ``reference_model`` loaded for that pass only) and keeps the numbers, in memory and in every
    checkpoint, so no second model stays loaded; records that carry ``ref_chosen_logps`` and
@@ -198,7 +199,8 @@ def train(config: DPOConfig, data: Source | None = None) -> Path:
     scoring_model = (
         config.reference == "precomputed" and bool(config.reference_model) and not report.with_reference
     )
-    frozen = {REFERENCE: load_reference(config)} if config.reference == "model" or scoring_model else {}
+    copy = (config.reference == "model" and not adapters_off(config)) or scoring_model
+    frozen = {REFERENCE: load_reference(config)} if copy else {}
 
     with TrainingSession.for_config(config, model, frozen=frozen) as session:
         if config.batch_size < session.world_size:
@@ -221,7 +223,7 @@ def train(config: DPOConfig, data: Source | None = None) -> Path:
                 pair.with_reference(float(c), float(r))
                 for pair, (c, r) in zip(pairs, scores.tolist(), strict=True)
             ]
-        reference = session.frozen.get(REFERENCE)
+        reference = reference_for(config, session)
         extra: dict[str, Any] = {} if scores is None else {"reference_logps": scores}
 
         # 3-4. update and logging
@@ -235,6 +237,45 @@ def train(config: DPOConfig, data: Source | None = None) -> Path:
             session.log({**metrics, "epoch": sampler.epoch})
             session.maybe_save({"cursor": sampler.cursor, **extra})
         return session.save_final(tokenizer)
+
+
+def adapters_off(config: PreferenceSettings) -> bool:
+    """Whether the reference is the LoRA policy with its adapters turned off (its starting point,
+    without a second copy): reference "model", no reference_model, and a policy with adapters."""
+    return config.reference == "model" and not config.reference_model and config.model.lora_r > 0
+
+
+def reference_for(config: PreferenceSettings, session: TrainingSession) -> torch.nn.Module | None:
+    """The model that scores the reference log-probs during training, if any."""
+    if adapters_off(config):
+        return AdaptersOff(session.unwrapped_model)
+    return session.frozen.get(REFERENCE)
+
+
+class AdaptersOff(torch.nn.Module):
+    """A peft policy with its adapters turned off and in eval mode: the base model it started from.
+
+    Holds no parameters of its own (the policy is not registered as a submodule), so nothing of it is
+    placed, sharded or saved twice. Leaving peft's ``disable_adapter`` can leave the adapters frozen;
+    their ``requires_grad`` is restored after every call.
+    """
+
+    def __init__(self, policy: Any) -> None:
+        super().__init__()
+        object.__setattr__(self, "policy", policy)
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        policy: Any = self.__dict__["policy"]
+        trainable = [p for p in policy.parameters() if p.requires_grad]
+        was_training = policy.training
+        policy.eval()
+        try:
+            with policy.disable_adapter():
+                return policy(*args, **kwargs)
+        finally:
+            policy.train(was_training)
+            for parameter in trainable:
+                parameter.requires_grad_(True)
 
 
 def load_reference(config: PreferenceSettings) -> Any:
@@ -353,20 +394,25 @@ def score_pairs(
     micro_batch_size: int,
     pad_token_id: int,
 ) -> torch.Tensor:
-    """``[P, 2]`` log-probs of every pair's chosen and rejected reply under ``model``, each process
-    scoring every world_size-th pair; every process gets all of them."""
+    """``[P, 2]`` log-probs of every pair's chosen and rejected reply under ``model`` in eval mode,
+    each process scoring every world_size-th pair; every process gets all of them."""
     mine = list(range(session.rank, len(pairs), session.world_size))
     chunks = [mine[i : i + micro_batch_size] for i in range(0, len(mine), micro_batch_size)]
     # Under FSDP the forward is collective: every process runs as many as the process with the most.
     rounds = max(session.gather_object(len(chunks))) if session.world_size > 1 else len(chunks)
     found: dict[int, tuple[float, float]] = {}
-    for k in range(rounds):
-        indices = chunks[k] if k < len(chunks) else chunks[0] if chunks else [0]
-        batch = collate_pairs([pairs[i] for i in indices], pad_token_id).to(session.device)
-        with torch.no_grad():
-            chosen, rejected = sequence_logps(model, batch).float().cpu().chunk(2)
-        if k < len(chunks):
-            found.update(zip(indices, zip(chosen.tolist(), rejected.tolist(), strict=True), strict=True))
+    was_training = model.training
+    model.eval()  # a reference has no dropout, and scoring draws nothing from the training's random streams
+    try:
+        for k in range(rounds):
+            indices = chunks[k] if k < len(chunks) else chunks[0] if chunks else [0]
+            batch = collate_pairs([pairs[i] for i in indices], pad_token_id).to(session.device)
+            with torch.no_grad():
+                chosen, rejected = sequence_logps(model, batch).float().cpu().chunk(2)
+            if k < len(chunks):
+                found.update(zip(indices, zip(chosen.tolist(), rejected.tolist(), strict=True), strict=True))
+    finally:
+        model.train(was_training)
     if session.world_size > 1:
         for part in session.gather_object(found):
             found.update(part)

@@ -26,7 +26,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mrlm.train.algorithms.dpo import REFERENCE, PreferenceSettings, load_reference, preference_step
+from mrlm.train.algorithms.dpo import (
+    REFERENCE,
+    PreferenceSettings,
+    adapters_off,
+    load_reference,
+    preference_step,
+    reference_for,
+)
 from mrlm.train.algorithms.onpolicy import Engine, TaskSeeds, rollout_for
 from mrlm.train.algorithms.sft import EpochSampler
 from mrlm.train.dpo import PreferencePair
@@ -106,7 +113,8 @@ def train(config: OnlineDPOConfig) -> Path:
     """Run online DPO as configured; return the directory of the final model (``save_pretrained`` format)."""
     check_output_dir(config.run.output_dir)  # before the model loads, which may take minutes
     model, tokenizer = load_policy(config.model)
-    frozen = {REFERENCE: load_reference(config)} if config.reference == "model" else {}
+    copy = config.reference == "model" and not adapters_off(config)
+    frozen = {REFERENCE: load_reference(config)} if copy else {}
     with TrainingSession.for_config(config, model, frozen=frozen) as session:
         if config.batch_size % session.world_size:
             raise ValueError(
@@ -114,6 +122,7 @@ def train(config: OnlineDPOConfig) -> Path:
             )
         generator = HFGenerator(session.unwrapped_model, tokenizer)
         engine, seeds = rollout_for(config, session, generator, tokenizer)
+        reference = reference_for(config, session)
         current: Round | None = None
         state = session.restore()
         if state:
@@ -130,7 +139,7 @@ def train(config: OnlineDPOConfig) -> Path:
                     share,
                     config,
                     pad_token_id=tokenizer.pad_token_id,
-                    reference=session.frozen.get(REFERENCE),
+                    reference=reference,
                 )
                 session.log({**metrics, **current.metrics})
                 session.maybe_save(
