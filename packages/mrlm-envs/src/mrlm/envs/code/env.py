@@ -27,7 +27,7 @@ class CodeEnv(SandboxedTasks[CodeTask], TextEnv):
 
     ## Description
     Each episode is one task: a function (or class) to write, given as a signature with a docstring
-    (the 27 built-in problems, HumanEval records) or in prose (MBPP records). The reply's code is
+    (the 27 built-in problems, MRLM and HumanEval records) or in prose (MBPP records). The reply's code is
     taken from its last ```python fenced block (the last one defining the entry point, when several
     do), or the whole reply when it has no fence. A reply that defines the entry point replaces the
     prompt's definition; otherwise it is taken as the body that completes the prompt. The code and
@@ -89,7 +89,7 @@ class CodeEnv(SandboxedTasks[CodeTask], TextEnv):
 
     | argument | default | meaning |
     |---|---|---|
-    | ``records`` | ``None`` | built-in problems; or HumanEval/MBPP records (a list of dicts, a JSONL path or a Dataset), or ``CodeTask`` objects |
+    | ``records`` | ``None`` | built-in problems; or MRLM (the built-ins' format, see ``mrlm.envs.code.native``)/HumanEval/MBPP records (a list of dicts, a JSONL path or a Dataset), or ``CodeTask`` objects |
     | ``max_turns`` | 1 | replies allowed; after a failing one the agent sees what failed and may retry |
     | ``all_pass_bonus`` | 0.0 | added to the score when every test passes |
     | ``syntax_error_reward`` | 0.0 | score of code that does not compile |

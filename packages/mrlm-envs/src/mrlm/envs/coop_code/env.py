@@ -55,7 +55,8 @@ class CoopCodeEnv(_CoopCodeArguments, GameParallelEnv[CoopCodeGame]):
     A task is a small program split into functions that call one another. With two agents,
     ``helper`` writes a helper function and ``main`` writes the main function, which the hidden
     tests call and which must use the helper's result; with three, ``helper_1`` and ``helper_2``
-    write helpers (twelve built-in problems: nine for two agents, three for three). HumanEval,
+    write helpers (twelve built-in problems: nine for two agents, three for three). Parts records
+    (the built-ins' format, ``data/problems.jsonl`` in the package) give each part; HumanEval,
     CoopHumanEval and MBPP records are split the way cooperative HumanEval setups do it: ``helper``
     writes a function named ``aux`` (``helper_name``) with a signature of its choosing, and ``main``
     writes the record's entry point, told to call ``aux``.
@@ -115,7 +116,7 @@ class CoopCodeEnv(_CoopCodeArguments, GameParallelEnv[CoopCodeGame]):
 
     | argument | default | meaning |
     |---|---|---|
-    | ``records`` | ``None`` | built-in problems; or HumanEval/CoopHumanEval/MBPP records (a list of dicts, a JSONL path or a Dataset), or ``CoopTask``/``CodeTask`` objects |
+    | ``records`` | ``None`` | built-in problems; or parts/HumanEval/CoopHumanEval/MBPP records (a list of dicts, a JSONL path or a Dataset), or ``CoopTask``/``CodeTask`` objects |
     | ``num_agents`` | 2 | team size; every task must have that many parts (records give two) |
     | ``helper_name`` | ``"aux"`` | the helper's name in tasks made from records |
     | ``max_turns`` | 2 | attempts per episode; None for no limit of its own (``max_cycles`` is then required) |

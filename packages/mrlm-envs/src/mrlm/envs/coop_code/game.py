@@ -193,6 +193,6 @@ def _check(tasks: tuple[CoopTask, ...], num_agents: int) -> tuple[CoopTask, ...]
     if wrong:
         raise ValueError(
             f"num_agents={num_agents}, but tasks {wrong[:5]} have another number of parts "
-            "(tasks made from records have two)"
+            "(HumanEval, CoopHumanEval and MBPP records make two; parts records as many as they list)"
         )
     return tasks
