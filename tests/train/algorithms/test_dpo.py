@@ -203,6 +203,7 @@ def test_epochs_decide_the_number_of_steps(tmp_path: Path) -> None:
         ({"reference": "none", "reference_model": "x"}, "reference-free"),
         ({"micro_batch_size": 8}, "micro_batch_size"),
         ({"sft_weight": -1.0}, "sft_weight"),
+        ({"sft_weight": float("nan")}, "sft_weight"),
     ],
 )
 def test_contradictory_configs_are_refused(tmp_path: Path, overrides: dict[str, Any], message: str) -> None:

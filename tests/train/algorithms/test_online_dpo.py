@@ -99,6 +99,7 @@ def test_nothing_to_prefer_is_named(tmp_path: Path, capsys: pytest.CaptureFixtur
         ({"group_size": 1}, "group_size must be at least 2"),
         ({"resample_every": 0}, "resample_every must be at least 1"),
         ({"min_reward_gap": 0.0}, "min_reward_gap must be positive"),
+        ({"min_reward_gap": float("nan")}, "min_reward_gap must be positive"),
     ],
 )
 def test_contradictory_configs_are_refused(tmp_path: Path, overrides: dict[str, Any], message: str) -> None:

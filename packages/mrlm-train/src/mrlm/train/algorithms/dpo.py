@@ -121,7 +121,7 @@ class PreferenceSettings:
             raise ValueError(f"label_smoothing applies to loss_type='robust' only, not {self.loss_type!r}")
         if self.reference == "none" and self.reference_model:
             raise ValueError("reference='none' is reference-free: leave reference_model empty")
-        if self.sft_weight < 0:
+        if not self.sft_weight >= 0:  # NaN too: it would only surface as a NaN loss
             raise ValueError(f"sft_weight must be >= 0, got {self.sft_weight}")
         if self.max_length < 2:
             raise ValueError(f"max_length must be at least 2, got {self.max_length}")

@@ -95,7 +95,7 @@ class OnlineDPOConfig(PreferenceSettings):
         for name in ("prompts_per_round", "resample_every", "max_sampling_rounds", "batch_size"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
-        if self.min_reward_gap <= 0:
+        if not self.min_reward_gap > 0:  # NaN too: no group would ever make a pair
             raise ValueError(f"min_reward_gap must be positive, got {self.min_reward_gap}")
 
 
