@@ -151,7 +151,7 @@ def judge(
         "error_chars": error_chars,
     }
     stdin = json.dumps(payload)
-    result = sandbox.run(bootstrap_program(), stdin=stdin, limits=limits)
+    result = sandbox.run(bootstrap_program(), stdin=stdin, limits=limits, prestart=True)
     if result.exit_code == NOT_PRELOADED and RESULT_MARKER not in result.stdout:
         result = sandbox.run(harness_source(), stdin=stdin, limits=limits)
     total = len(task.tests)

@@ -125,6 +125,7 @@ class Sandbox:
         stdin: str = "",
         files: Mapping[str, str] | None = None,
         limits: Limits | None = None,
+        prestart: bool = False,
     ) -> ExecutionResult:
         """Run ``source`` as the script ``main.py`` in a fresh scratch directory and report the outcome.
 
@@ -134,6 +135,13 @@ class Sandbox:
             files: more files for the scratch directory, by relative name (the program can import
                 the ``.py`` ones: the scratch directory is first on ``sys.path``).
             limits: this execution's limits (default: the sandbox's).
+            prestart: once this run is over, the worker starts the same program again (same files
+                and limits, in a fresh process as always) and lets it run up to its first read of
+                stdin; a later run of that program on that worker gets its stdin there and goes on,
+                its fork and start-up already done (any other run ends it first). Its wall time
+                counts from that later run's request. Only for programs whose work before reading
+                stdin is their own preparation: that part runs before it is asked for, and may run
+                for nothing. A stdin larger than the worker's pipe (usually 1 MiB) starts afresh.
 
         Raises:
             ValueError: a file name escapes the scratch directory or the files are too large.
@@ -141,6 +149,8 @@ class Sandbox:
         """
         limits = limits or self.limits
         request = build_request(source, stdin, files, limits)
+        if prestart:
+            request["prestart"] = True
         pool = self._current_pool()
         try:
             self._warn_once(pool.start())

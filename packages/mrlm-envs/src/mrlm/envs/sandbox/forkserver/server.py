@@ -10,15 +10,17 @@ with a warning, the ones this machine refuses.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import gc
 import marshal
 import math
 import os
 import resource
+import select
 import signal
 import sys
 import time
-from typing import Any, NoReturn
+from typing import Any, NamedTuple, NoReturn
 
 from mrlm.envs.sandbox import protocol
 from mrlm.envs.sandbox.forkserver import child, linux, packages, program, reaping, startup
@@ -40,6 +42,48 @@ _PROBE_LIMITS = {
     "allow_exec": False,
 }
 _PROBE = {"source": "import os\nos.getcwd()\n", "files": {}, "stdin": "", "limits": _PROBE_LIMITS}
+#: Fields of a request that a program started ahead need not share with it.
+_NOT_MATCHED = frozenset({"stdin", "prestart"})
+_F_SETPIPE_SZ, _F_GETPIPE_SZ = 1031, 1032
+#: The stdin pipe of a program started ahead is widened to this, where the system allows.
+_STDIN_PIPE_BYTES = 1 << 20
+
+
+class _Launched(NamedTuple):
+    """An execution forked and not yet watched: the server's side of it.
+
+    Attributes:
+        request: what it runs (the request without its stdin).
+        stdin_write: the write end of its stdin pipe when it was started ahead (else -1), and
+            ``stdin_room`` the bytes that pipe holds.
+        out_read, err_read, status_read: the read ends of its pipes.
+        start: ``time.monotonic()`` when it was started.
+        opened: the descriptors to close once it is over.
+    """
+
+    request: dict[str, Any]
+    allow_exec: bool
+    zygote: Zygote
+    pid: int
+    pidfd: int
+    start: float
+    stdin_write: int
+    stdin_room: int
+    out_read: int
+    err_read: int
+    status_read: int
+    scratch: str
+    memory: Any
+    opened: list[int]
+
+    def serves(self, request: dict[str, Any], stdin: bytes) -> bool:
+        """Whether this execution, started ahead, can be ``request``'s: the same program, files
+        and limits, a stdin its pipe holds at once, and still alive (waiting for that stdin)."""
+        if len(stdin) > self.stdin_room or _what_runs(request) != self.request:
+            return False
+        waiting = select.poll()
+        waiting.register(self.zygote.fileno(), select.POLLIN)
+        return not waiting.poll(0)  # the zygote says nothing until the execution has ended
 
 
 def run(channel_in: int, channel_out: int, plan: Plan) -> NoReturn:
@@ -81,6 +125,7 @@ class ForkServer:
         self._zygotes: dict[bool, Zygote] = {}  # by allow_exec
         self._scratch: scratches.PrivateScratch | None = None  # with a mount namespace
         self._oom_kills = 0  # the memory cgroup's count after the last execution
+        self._held: _Launched | None = None  # a program started ahead (see prestart)
         # Kept open, given to every execution: the job's memfd (rewritten each time; the zygote
         # reads it before forking) and /dev/null (the stdin of programs given none).
         self._job_file = os.memfd_create("job")
@@ -196,9 +241,41 @@ class ForkServer:
                 protocol.write_message(self.channel_out, reply)
             except OSError:
                 os._exit(0)
+            if request.get("prestart") is True:
+                try:
+                    self.prestart(request)
+                except Exception:  # only a speed-up: the next request starts its own
+                    self._held = None
 
     def execute(self, request: dict[str, Any]) -> dict[str, Any]:
-        """Run one program; the reply holds its exit status or signal, output and what went wrong."""
+        """Run one program; the reply holds its exit status or signal, output and what went wrong.
+
+        A program started ahead for this very request (see :meth:`prestart`) gets its stdin and
+        runs on from where it waits; any other started-ahead program is ended first.
+        """
+        held, self._held = self._held, None
+        stdin = request.get("stdin", "").encode()
+        if held is not None and not held.serves(request, stdin):
+            self._discard(held)
+            held = None
+        launched = held if held is not None else self._launch(request, stdin)
+        if isinstance(launched, dict):
+            return launched  # it could not start
+        return self._finish(launched, stdin)
+
+    def prestart(self, request: dict[str, Any]) -> None:
+        """Start ``request``'s program again now, ahead of the request to run it, and hold it: it
+        runs up to its first read of stdin (a pipe, written once the request comes) and the next
+        :meth:`execute` of the same program, files and limits takes it from there. Its fork and
+        start-up then overlap with whatever the caller does in between. Nothing is held when it
+        cannot start."""
+        launched = self._launch(request, None)
+        if isinstance(launched, _Launched):
+            self._held = launched
+
+    def _launch(self, request: dict[str, Any], stdin: bytes | None) -> _Launched | dict[str, Any]:
+        """Fork the program of ``request``; with ``stdin`` None its stdin is a pipe that stays open
+        until :meth:`_finish` writes it. Returns the started execution, or the error reply."""
         limits = request["limits"]
         allow_exec = bool(limits["allow_exec"])
         private = self._scratch
@@ -225,6 +302,7 @@ class ForkServer:
             processes=int(limits["processes"]),
         )
         opened: list[int] = []
+        launched: _Launched | None = None
         try:
             if private is not None:  # filled here, where it costs no copied pages
                 try:
@@ -232,11 +310,15 @@ class ForkServer:
                 except OSError as error:
                     return {"error": f"cannot write the program's files: {error}", "layer": "scratch"}
             _rewrite(self._job_file, marshal.dumps(tuple(job)))  # from us: marshal is safe here
-            stdin = request.get("stdin", "")
-            if stdin:
+            stdin_write, stdin_room = -1, 0
+            if stdin is None:  # written when the request comes
+                stdin_fd, stdin_write = os.pipe()
+                opened += [stdin_fd, stdin_write]
+                stdin_room = _widen(stdin_write)
+            elif stdin:
                 stdin_fd = os.memfd_create("stdin")
                 opened.append(stdin_fd)
-                _rewrite(stdin_fd, stdin.encode())
+                _rewrite(stdin_fd, stdin)
             else:  # /dev/null: at once end-of-file, like an empty memfd but without making one
                 stdin_fd = self._null
             out_read, out_write = os.pipe()
@@ -253,17 +335,50 @@ class ForkServer:
                 return {"error": str(error), "layer": layer, "caller_gone": False}
             if pidfd >= 0:
                 opened.append(pidfd)
-            for fd in (out_write, err_write, status_write):
+            for fd in (out_write, err_write, status_write, *([stdin_fd] if stdin_write >= 0 else [])):
                 os.close(fd)
                 opened.remove(fd)
-            contained = self.plan.on("pid_namespace")
+            launched = _Launched(
+                request=_what_runs(request),
+                allow_exec=allow_exec,
+                zygote=zygote,
+                pid=pid,
+                pidfd=pidfd,
+                start=start,
+                stdin_write=stdin_write,
+                stdin_room=stdin_room,
+                out_read=out_read,
+                err_read=err_read,
+                status_read=status_read,
+                scratch=scratch,
+                memory=memory,
+                opened=opened,
+            )
+            return launched
+        finally:
+            if launched is None:
+                self._clean_up(opened, scratch)
+
+    def _finish(self, launched: _Launched, stdin: bytes) -> dict[str, Any]:
+        """Give a started execution its stdin (when it waits for it), watch it to its end, reply."""
+        limits = launched.request["limits"]
+        zygote, pid, pidfd = launched.zygote, launched.pid, launched.pidfd
+        contained = self.plan.on("pid_namespace")
+        start = launched.start
+        try:
+            if launched.stdin_write >= 0:
+                start = time.monotonic()  # its wall time starts now, not when it was started ahead
+                with contextlib.suppress(BrokenPipeError):  # it closed its stdin: its business
+                    _write_all(launched.stdin_write, stdin)  # fits: the pipe holds it all
+                os.close(launched.stdin_write)
+                launched.opened.remove(launched.stdin_write)
             try:
                 target = Target(zygote.fileno(), lambda: self._end(pid, pidfd, contained), contained)
                 watch = supervise(
                     target,
-                    Stream(out_read, limits["output_bytes"]),
-                    Stream(err_read, limits["output_bytes"]),
-                    status_read,
+                    Stream(launched.out_read, limits["output_bytes"]),
+                    Stream(launched.err_read, limits["output_bytes"]),
+                    launched.status_read,
                     self.channel_in,
                     start + limits["wall_time_s"],
                 )
@@ -271,21 +386,39 @@ class ForkServer:
             except BaseException:
                 # The zygote's messages can no longer be trusted to line up: start afresh.
                 self._end(pid, pidfd, contained)
-                self._drop_zygote(allow_exec)
+                self._drop_zygote(launched.allow_exec)
                 raise
             duration = time.monotonic() - start
             oom_killed = False
+            memory = launched.memory
             if memory is not None:  # the OOM killer ended one of the execution's processes
                 oom_kills = memory.oom_kills()
                 oom_killed, self._oom_kills = oom_kills > self._oom_kills, oom_kills
         finally:
-            for fd in opened:
-                os.close(fd)
-            if private is not None:
-                private.empty()
-            else:
-                scratches.remove_tree(scratch)
+            self._clean_up(launched.opened, launched.scratch)
         return _reply(watch, status, cpu_time, duration, oom_killed)
+
+    def _discard(self, launched: _Launched) -> None:
+        """End a program started ahead for a request that did not come."""
+        try:
+            self._end(launched.pid, launched.pidfd, self.plan.on("pid_namespace"))
+            try:
+                launched.zygote.wait()
+            except ZygoteError:
+                self._drop_zygote(launched.allow_exec)
+            if self.plan.memory_cgroup is not None and launched.memory is not None:
+                self._oom_kills = launched.memory.oom_kills()
+        finally:
+            self._clean_up(launched.opened, launched.scratch)
+
+    def _clean_up(self, opened: list[int], scratch: str) -> None:
+        for fd in opened:
+            os.close(fd)
+        opened.clear()
+        if self._scratch is not None:
+            self._scratch.empty()
+        else:
+            scratches.remove_tree(scratch)
 
     def _drop_zygote(self, allow_exec: bool) -> None:
         zygote = self._zygotes.pop(allow_exec, None)
@@ -330,12 +463,31 @@ def _reply(watch: Watch, status: int, cpu_time: float, duration: float, oom_kill
     }
 
 
+def _what_runs(request: dict[str, Any]) -> dict[str, Any]:
+    """The request without what a program started ahead need not share with it."""
+    return {key: value for key, value in request.items() if key not in _NOT_MATCHED}
+
+
+def _widen(pipe_write: int) -> int:
+    """Widen a pipe to :data:`_STDIN_PIPE_BYTES` where the system allows; returns what it holds."""
+    with contextlib.suppress(OSError):
+        fcntl.fcntl(pipe_write, _F_SETPIPE_SZ, _STDIN_PIPE_BYTES)
+    try:
+        return fcntl.fcntl(pipe_write, _F_GETPIPE_SZ)
+    except OSError:
+        return 4096  # PIPE_BUF, the least any pipe holds
+
+
+def _write_all(fd: int, content: bytes) -> None:
+    data = memoryview(content)
+    while data:
+        data = data[os.write(fd, data) :]
+
+
 def _rewrite(fd: int, content: bytes) -> None:
     """Make the in-memory file ``fd`` hold ``content``, positioned at its start (as stdin, the
     program reads it, then gets end-of-file, never a hang)."""
     os.ftruncate(fd, 0)
     os.lseek(fd, 0, os.SEEK_SET)
-    data = memoryview(content)
-    while data:
-        data = data[os.write(fd, data) :]
+    _write_all(fd, content)
     os.lseek(fd, 0, os.SEEK_SET)
