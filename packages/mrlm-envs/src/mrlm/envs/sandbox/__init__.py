@@ -17,6 +17,9 @@ How it runs: :class:`Sandbox` keeps a few worker processes (fresh interpreters, 
 ``subprocess``, never forked from the caller, which may run threads). Each worker forks one process
 per execution from a warm interpreter, so an execution costs a fork, not an interpreter start-up.
 The source runs as the script ``main.py`` in a scratch directory that is first on ``sys.path``.
+With ``run(..., prestart=True)`` the worker forks the same program again right after replying and
+lets it run up to its first read of stdin, so that the next run of it skips its start-up (the code
+envs' judge runs this way).
 
 Isolation layers (each one reported by :attr:`Sandbox.isolation`, see :class:`IsolationReport`):
 

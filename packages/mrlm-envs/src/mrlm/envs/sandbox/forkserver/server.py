@@ -3,7 +3,8 @@
 It runs single-threaded (forking is only safe without threads), as pid 1 of the worker's pid
 namespace when there is one, so that if it dies every execution dies with it. Per request it has a
 zygote (see :mod:`zygote`) fork the execution (see :mod:`child`), watches it (see :mod:`supervise`)
-and answers with what happened. At start-up it tries every layer with a probe execution and drops,
+and answers with what happened; after a request marked ``prestart`` it forks that program again
+and holds it at its stdin for the next request (see :meth:`ForkServer.prestart`). At start-up it tries every layer with a probe execution and drops,
 with a warning, the ones this machine refuses.
 """
 
