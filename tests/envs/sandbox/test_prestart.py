@@ -30,10 +30,11 @@ def one_worker() -> Iterator[Sandbox]:
         yield sandbox
 
 
-def _held(sandbox: Sandbox) -> list[int]:
-    """The processes held for the next run: the worker starts them just after its reply."""
+def _held(sandbox: Sandbox, count: int = 1) -> list[int]:
+    """The processes held for the next run, once there are ``count`` of them (or 5 s passed): the
+    worker starts them just after its reply."""
     deadline = time.monotonic() + 5
-    while not (found := leftovers(sandbox)) and time.monotonic() < deadline:
+    while len(found := leftovers(sandbox)) < count and time.monotonic() < deadline:
         time.sleep(0.01)
     return found
 
@@ -126,3 +127,20 @@ def _alive(pid: int) -> bool:
             return stat.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
     except OSError:
         return False
+
+
+def test_code_judges_are_started_ahead(one_worker: Sandbox) -> None:
+    import gymnasium
+
+    import mrlm.envs  # noqa: F401  (registers the ids)
+
+    env = gymnasium.make("mrlm/Code-v0", sandbox=one_worker)
+    try:
+        for _ in range(2):  # the second reply is judged by the judge started after the first
+            env.reset(seed=0)
+            _, reward, _, _, info = env.step("```python\ndef nothing():\n    pass\n```")
+            assert reward == 0.0 and info["outcome"] == "failed", info
+            # waiting for the next task: the judge and its solution's process, forked before it
+            assert len(_held(one_worker, 2)) == 2
+    finally:
+        env.close()
