@@ -42,23 +42,39 @@ def _uid_and_parent(pid: str) -> tuple[int, int] | None:
 
 def leftovers(sandbox: Sandbox) -> list[int]:
     """Live processes of sandboxed programs: those running as a program uid of ours (started as
-    root), and anything below the workers that is not a worker process itself."""
+    root), and anything below the workers that is not a worker process itself. Processes in the
+    tree of another sandbox of this process (a code env's judges waiting for their next task in
+    the shared sandbox, say) are that sandbox's, not leftovers of this one."""
     workers = set(sandbox.worker_pids())
     table = {
         int(pid): info for pid in os.listdir("/proc") if pid.isdigit() and (info := _uid_and_parent(pid))
     }
     zygotes = {pid for pid, (_, parent) in table.items() if parent in workers}
+    others = {
+        pid
+        for pid, (_, parent) in table.items()
+        if parent == os.getpid() and pid not in workers and _is_worker(pid)
+    }
     found = []
     for pid, (uid, parent) in table.items():
         if pid in workers or pid in zygotes:
             continue
         below = parent in workers or parent in zygotes
-        while not below and parent in table and parent > 1:
+        elsewhere = parent in others
+        while not below and not elsewhere and parent in table and parent > 1:
             parent = table[parent][1]
-            below = parent in workers
-        if below or (os.geteuid() == 0 and uid in _program_uids()):
+            below, elsewhere = parent in workers, parent in others
+        if below or (os.geteuid() == 0 and uid in _program_uids() and not elsewhere):
             found.append(pid)
     return found
+
+
+def _is_worker(pid: int) -> bool:
+    """Whether ``pid`` is a sandbox worker's first process (started with the worker's boot script)."""
+    try:
+        return b"forkserver/boot.py" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
 
 
 def assert_healthy(sandbox: Sandbox, workers_before: list[int] | None = None) -> None:
