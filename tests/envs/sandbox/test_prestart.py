@@ -144,3 +144,14 @@ def test_code_judges_are_started_ahead(one_worker: Sandbox) -> None:
             assert len(_held(one_worker, 2)) == 2
     finally:
         env.close()
+
+
+def test_a_held_program_stays_within_its_cpu_limit(one_worker: Sandbox) -> None:
+    spinner = "while True:\n    pass\n"  # never reads stdin: held, it would spin until the next run
+    limits = Limits(wall_time_s=0.5, cpu_time_s=1.0)
+    assert one_worker.run(spinner, limits=limits, prestart=True).status is Status.TIMEOUT
+    assert len(_held(one_worker)) == 1
+    deadline = time.monotonic() + 10
+    while leftovers(one_worker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert leftovers(one_worker) == []  # killed at its CPU limit, though no run asked for it

@@ -139,9 +139,11 @@ class Sandbox:
                 and limits, in a fresh process as always) and lets it run up to its first read of
                 stdin; a later run of that program on that worker gets its stdin there and goes on,
                 its fork and start-up already done (any other run ends it first). Its wall time
-                counts from that later run's request. Only for programs whose work before reading
-                stdin is their own preparation: that part runs before it is asked for, and may run
-                for nothing. A stdin larger than the worker's pipe (usually 1 MiB) starts afresh.
+                counts from that later run's request; every other limit holds from its start (a
+                held program that spins is killed at its CPU limit). Only for programs whose work
+                before reading stdin is their own preparation: that part runs before it is asked
+                for, and may run for nothing. A stdin larger than the worker's pipe (usually 1 MiB)
+                starts afresh.
 
         Raises:
             ValueError: a file name escapes the scratch directory or the files are too large.
