@@ -39,6 +39,9 @@ TLS_CA_ENV = "MRLM_ENVS_TLS_CA"
 #: (60 s by default), so that a slow env is reported by the server, which also closes the session.
 DEFAULT_TIMEOUT_S = 120.0
 
+#: Default interval of the pings that check the server is still there while a call is in flight.
+DEFAULT_KEEPALIVE_S = 10.0
+
 #: Largest message the client accepts: observations of many sessions may share one Batch reply.
 DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 
@@ -65,6 +68,12 @@ class Connection:
         coalesce: send the resets and steps that threads make at the same time on this connection
             together, as one ``Batch`` call (see ``mrlm.envs.remote.coalesce``): far fewer rpcs when many
             threads step their own sessions, the same results.
+        keepalive_s: while a call is in flight, ping the server every ``keepalive_s`` seconds and
+            fail the call as unavailable when a ping goes unanswered for as long: a server whose
+            machine or network vanished without closing the connection is noticed in about twice
+            this, not at the call's deadline. None: no pings. Servers of MRLM accept a ping a
+            second; other gRPC servers may close a connection that pings often during a long call
+            ("too many pings"): use None, or a longer interval, with those.
     """
 
     def __init__(
@@ -80,6 +89,7 @@ class Connection:
         backoff_s: float = 0.1,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
         coalesce: bool = False,
+        keepalive_s: float | None = DEFAULT_KEEPALIVE_S,
     ) -> None:
         target, scheme_tls = parse_address(address)
         self.address = address
@@ -103,6 +113,19 @@ class Connection:
             # processes (SO_REUSEPORT) spreads connections, not channels, over its processes.
             ("grpc.use_local_subchannel_pool", 1),
         ]
+        if keepalive_s is not None:
+            if not keepalive_s > 0:
+                raise ValueError(f"keepalive_s must be positive or None, got {keepalive_s}")
+            milliseconds = max(1, round(keepalive_s * 1000))
+            options += [
+                ("grpc.keepalive_time_ms", milliseconds),
+                ("grpc.keepalive_timeout_ms", milliseconds),
+                # Any ping's answer (gRPC's own flow-control pings too, which a keepalive ping joins
+                # when one is in flight) is awaited this long, not gRPC's default minute.
+                ("grpc.http2.ping_timeout_ms", milliseconds),
+                ("grpc.keepalive_permit_without_calls", 0),  # an idle connection costs nothing
+                ("grpc.http2.max_pings_without_data", 0),  # a long env call sends no data
+            ]
         if self.tls:
             if tls_server_name:
                 options.append(("grpc.ssl_target_name_override", tls_server_name))

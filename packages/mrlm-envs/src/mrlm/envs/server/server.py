@@ -54,6 +54,10 @@ _HEALTH_SERVICE: str = health_pb2.DESCRIPTOR.services_by_name["Health"].full_nam
 
 #: How often the reaper looks for clients that disconnected, in seconds.
 _DISCONNECT_POLL_S = 0.5
+#: The shortest interval between a client's pings that the server accepts during a call without data:
+#: well below the clients' default (``mrlm.envs.remote.connection.DEFAULT_KEEPALIVE_S``); a ping a
+#: second costs the server nothing, and a client pinging faster has its connection closed.
+MIN_CLIENT_PING_INTERVAL_MS = 1_000
 
 
 class EnvServer:
@@ -97,6 +101,10 @@ class EnvServer:
                 # Share the port only when asked to (several processes of one server): otherwise a
                 # second server on the same port would silently receive half the connections.
                 ("grpc.so_reuseport", 1 if reuse_port else 0),
+                # Clients ping every 10 s while a call is in flight, to notice a server that vanished
+                # (see Connection's keepalive_s); gRPC's default answers frequent pings during a call
+                # without data (a long env step) by closing the connection ("too many pings").
+                ("grpc.http2.min_ping_interval_without_data_ms", MIN_CLIENT_PING_INTERVAL_MS),
             ],
         )
         env_pb2_grpc.add_EnvServiceServicer_to_server(self.servicer, self._server)

@@ -1,0 +1,52 @@
+"""Clients ping the server while a call is in flight: a server that vanished without closing the
+connection (its machine stopped, its network went) fails the call within seconds instead of at the
+call's deadline, and the server accepts those pings through calls that take long."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+from mrlm.envs.remote import Connection, RemoteEnv, ServerUnavailableError
+from tests.envs.remote.probe_env import PROBE_ID
+from tests.envs.remote.spawn import start_server
+
+
+def test_a_server_that_vanishes_mid_call_is_noticed_by_the_pings(tmp_path: Path) -> None:
+    server = start_server(tmp_path / "server.log")
+    try:
+        env = RemoteEnv(Connection(server.address, keepalive_s=1.0, timeout_s=60.0), PROBE_ID)
+        env.reset(seed=0)
+        # Stopped, it holds its connections open (the kernel still takes the bytes) and answers
+        # nothing: what a client sees of a server whose machine froze or fell off the network.
+        os.kill(server.process.pid, signal.SIGSTOP)
+        started = time.monotonic()
+        with pytest.raises(ServerUnavailableError):
+            env.step("hello")
+        assert time.monotonic() - started < 15.0  # two missed pings, not the 60 s deadline
+    finally:
+        os.kill(server.process.pid, signal.SIGCONT)
+        server.kill()
+
+
+def test_calls_longer_than_many_pings_are_not_cut(tmp_path: Path) -> None:
+    server = start_server(tmp_path / "server.log")
+    try:
+        env = RemoteEnv(Connection(server.address, keepalive_s=1.5), PROBE_ID, delay_s=7.0)
+        env.reset(seed=0)
+        # Seven seconds without data and a ping every 1.5 s: a server left at gRPC's defaults closes
+        # the connection ("too many pings"), failing the call (checked).
+        _, _, terminated, truncated, _ = env.step("hello")
+        assert isinstance(terminated, bool) and isinstance(truncated, bool)
+        env.close()
+    finally:
+        server.kill()
+
+
+def test_keepalive_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="keepalive_s"):
+        Connection("127.0.0.1:1", keepalive_s=0.0)
