@@ -11,21 +11,20 @@ with a warning, the ones this machine refuses.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import gc
 import marshal
 import math
 import os
 import resource
-import select
 import signal
 import sys
 import time
-from typing import Any, NamedTuple, NoReturn
+from typing import Any, NoReturn
 
 from mrlm.envs.sandbox import protocol
 from mrlm.envs.sandbox.forkserver import child, linux, packages, program, reaping, startup
 from mrlm.envs.sandbox.forkserver import scratch as scratches
+from mrlm.envs.sandbox.forkserver.launched import Launched, what_runs, widen_stdin_pipe, write_all
 from mrlm.envs.sandbox.forkserver.plan import SWITCHABLE, Plan
 from mrlm.envs.sandbox.forkserver.supervise import Stream, Target, Watch, supervise
 from mrlm.envs.sandbox.forkserver.zygote import Zygote, ZygoteError
@@ -43,48 +42,6 @@ _PROBE_LIMITS = {
     "allow_exec": False,
 }
 _PROBE = {"source": "import os\nos.getcwd()\n", "files": {}, "stdin": "", "limits": _PROBE_LIMITS}
-#: Fields of a request that a program started ahead need not share with it.
-_NOT_MATCHED = frozenset({"stdin", "prestart"})
-_F_SETPIPE_SZ, _F_GETPIPE_SZ = 1031, 1032
-#: The stdin pipe of a program started ahead is widened to this, where the system allows.
-_STDIN_PIPE_BYTES = 1 << 20
-
-
-class _Launched(NamedTuple):
-    """An execution forked and not yet watched: the server's side of it.
-
-    Attributes:
-        request: what it runs (the request without its stdin).
-        stdin_write: the write end of its stdin pipe when it was started ahead (else -1), and
-            ``stdin_room`` the bytes that pipe holds.
-        out_read, err_read, status_read: the read ends of its pipes.
-        start: ``time.monotonic()`` when it was started.
-        opened: the descriptors to close once it is over.
-    """
-
-    request: dict[str, Any]
-    allow_exec: bool
-    zygote: Zygote
-    pid: int
-    pidfd: int
-    start: float
-    stdin_write: int
-    stdin_room: int
-    out_read: int
-    err_read: int
-    status_read: int
-    scratch: str
-    memory: Any
-    opened: list[int]
-
-    def serves(self, request: dict[str, Any], stdin: bytes) -> bool:
-        """Whether this execution, started ahead, can be ``request``'s: the same program, files
-        and limits, a stdin its pipe holds at once, and still alive (waiting for that stdin)."""
-        if len(stdin) > self.stdin_room or _what_runs(request) != self.request:
-            return False
-        waiting = select.poll()
-        waiting.register(self.zygote.fileno(), select.POLLIN)
-        return not waiting.poll(0)  # the zygote says nothing until the execution has ended
 
 
 def run(channel_in: int, channel_out: int, plan: Plan) -> NoReturn:
@@ -126,7 +83,7 @@ class ForkServer:
         self._zygotes: dict[bool, Zygote] = {}  # by allow_exec
         self._scratch: scratches.PrivateScratch | None = None  # with a mount namespace
         self._oom_kills = 0  # the memory cgroup's count after the last execution
-        self._held: _Launched | None = None  # a program started ahead (see prestart)
+        self._held: Launched | None = None  # a program started ahead (see prestart)
         # Kept open, given to every execution: the job's memfd (rewritten each time; the zygote
         # reads it before forking) and /dev/null (the stdin of programs given none).
         self._job_file = os.memfd_create("job")
@@ -272,10 +229,10 @@ class ForkServer:
         start-up then overlap with whatever the caller does in between. Nothing is held when it
         cannot start."""
         launched = self._launch(request, None)
-        if isinstance(launched, _Launched):
+        if isinstance(launched, Launched):
             self._held = launched
 
-    def _launch(self, request: dict[str, Any], stdin: bytes | None) -> _Launched | dict[str, Any]:
+    def _launch(self, request: dict[str, Any], stdin: bytes | None) -> Launched | dict[str, Any]:
         """Fork the program of ``request``; with ``stdin`` None its stdin is a pipe that stays open
         until :meth:`_finish` writes it. Returns the started execution, or the error reply."""
         limits = request["limits"]
@@ -304,7 +261,7 @@ class ForkServer:
             processes=int(limits["processes"]),
         )
         opened: list[int] = []
-        launched: _Launched | None = None
+        launched: Launched | None = None
         try:
             if private is not None:  # filled here, where it costs no copied pages
                 try:
@@ -316,7 +273,7 @@ class ForkServer:
             if stdin is None:  # written when the request comes
                 stdin_fd, stdin_write = os.pipe()
                 opened += [stdin_fd, stdin_write]
-                stdin_room = _widen(stdin_write)
+                stdin_room = widen_stdin_pipe(stdin_write)
             elif stdin:
                 stdin_fd = os.memfd_create("stdin")
                 opened.append(stdin_fd)
@@ -340,8 +297,8 @@ class ForkServer:
             for fd in (out_write, err_write, status_write, *([stdin_fd] if stdin_write >= 0 else [])):
                 os.close(fd)
                 opened.remove(fd)
-            launched = _Launched(
-                request=_what_runs(request),
+            launched = Launched(
+                request=what_runs(request),
                 allow_exec=allow_exec,
                 zygote=zygote,
                 pid=pid,
@@ -361,7 +318,7 @@ class ForkServer:
             if launched is None:
                 self._clean_up(opened, scratch)
 
-    def _finish(self, launched: _Launched, stdin: bytes) -> dict[str, Any]:
+    def _finish(self, launched: Launched, stdin: bytes) -> dict[str, Any]:
         """Give a started execution its stdin (when it waits for it), watch it to its end, reply."""
         limits = launched.request["limits"]
         zygote, pid, pidfd = launched.zygote, launched.pid, launched.pidfd
@@ -371,7 +328,7 @@ class ForkServer:
             if launched.stdin_write >= 0:
                 start = time.monotonic()  # its wall time starts now, not when it was started ahead
                 with contextlib.suppress(BrokenPipeError):  # it closed its stdin: its business
-                    _write_all(launched.stdin_write, stdin)  # fits: the pipe holds it all
+                    write_all(launched.stdin_write, stdin)  # fits: the pipe holds it all
                 os.close(launched.stdin_write)
                 launched.opened.remove(launched.stdin_write)
             try:
@@ -400,7 +357,7 @@ class ForkServer:
             self._clean_up(launched.opened, launched.scratch)
         return _reply(watch, status, cpu_time, duration, oom_killed)
 
-    def _discard(self, launched: _Launched) -> None:
+    def _discard(self, launched: Launched) -> None:
         """End a program started ahead for a request that did not come."""
         try:
             self._end(launched.pid, launched.pidfd, self.plan.on("pid_namespace"))
@@ -465,31 +422,10 @@ def _reply(watch: Watch, status: int, cpu_time: float, duration: float, oom_kill
     }
 
 
-def _what_runs(request: dict[str, Any]) -> dict[str, Any]:
-    """The request without what a program started ahead need not share with it."""
-    return {key: value for key, value in request.items() if key not in _NOT_MATCHED}
-
-
-def _widen(pipe_write: int) -> int:
-    """Widen a pipe to :data:`_STDIN_PIPE_BYTES` where the system allows; returns what it holds."""
-    with contextlib.suppress(OSError):
-        fcntl.fcntl(pipe_write, _F_SETPIPE_SZ, _STDIN_PIPE_BYTES)
-    try:
-        return fcntl.fcntl(pipe_write, _F_GETPIPE_SZ)
-    except OSError:
-        return 4096  # PIPE_BUF, the least any pipe holds
-
-
-def _write_all(fd: int, content: bytes) -> None:
-    data = memoryview(content)
-    while data:
-        data = data[os.write(fd, data) :]
-
-
 def _rewrite(fd: int, content: bytes) -> None:
     """Make the in-memory file ``fd`` hold ``content``, positioned at its start (as stdin, the
     program reads it, then gets end-of-file, never a hang)."""
     os.ftruncate(fd, 0)
     os.lseek(fd, 0, os.SEEK_SET)
-    _write_all(fd, content)
+    write_all(fd, content)
     os.lseek(fd, 0, os.SEEK_SET)
