@@ -3,6 +3,7 @@ goes away gives a clear error at once, and new sessions go to the servers that a
 
 from __future__ import annotations
 
+import random
 import time
 from collections.abc import Iterator
 
@@ -59,6 +60,22 @@ def test_addresses_parse_as_a_list_with_one_scheme() -> None:
         Connection("a:1,b:2")
     with pytest.raises(ValueError, match="an empty address"):
         parse_addresses("a:1,,b:2")
+
+
+def test_each_list_starts_at_a_random_server_and_then_goes_round() -> None:
+    addresses = ["grpc://a:1", "grpc://b:2", "grpc://c:3"]
+    firsts = set()
+    for _ in range(200):
+        random.seed(0)  # as every rollout worker of a seeded run would: the start must not follow it
+        listed = ServerList(",".join(addresses))
+        turns = [listed.in_turn()[0] for _ in range(6)]
+        start = addresses.index(turns[0])
+        assert turns == [addresses[(start + step) % 3] for step in range(6)]
+        assert listed.in_turn() == addresses[start:] + addresses[:start]  # the rest follow in order
+        firsts.add(turns[0])
+    # Processes given the same list do not all begin with its first server (each missing one has
+    # a chance of (2/3)^200 here).
+    assert firsts == set(addresses)
 
 
 def test_sessions_are_dealt_over_the_servers_and_stay_there(servers: list[EnvServer]) -> None:

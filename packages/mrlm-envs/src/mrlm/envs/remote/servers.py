@@ -8,6 +8,9 @@ Env serving grows past one machine by running a server on each (``mrlm-envs serv
 No balancer sits in between. A session owns an env instance on one server, so the choice is made
 once per session, on the client: :class:`ServerList` hands the servers out in turn (round robin), and
 the session keeps a connection of its own to its server for its whole life (all its calls go there).
+Each list starts its turn at a server drawn at random (from the system's entropy, so seeding
+``random`` in every process does not line them up): processes given the same list, such as rollout
+workers that each make one env, spread over the servers too instead of all starting with the first.
 gRPC's own load balancing policies pick a server per call, which a session cannot follow.
 
 A server that cannot be reached when a session opens is skipped for the next one; the calls of a
@@ -23,6 +26,7 @@ deadlines) and its own turn.
 from __future__ import annotations
 
 import itertools
+import secrets
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -38,7 +42,8 @@ _T = TypeVar("_T")
 
 
 class ServerList:
-    """Servers hosting the same envs; each new session takes the next one in turn.
+    """Servers hosting the same envs; each new session takes the next one in turn, the first turn
+    going to a server drawn at random.
 
     Args:
         addresses: the servers, as a sequence of addresses or one comma-separated string
@@ -57,7 +62,7 @@ class ServerList:
         parsed = parse_addresses(addresses)
         self.addresses = [f"{'grpcs' if tls else 'grpc'}://{target}" for target, tls in parsed]
         self.settings = settings
-        self._turn = itertools.count()
+        self._turn = itertools.count(secrets.randbelow(len(self.addresses)))
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
