@@ -11,17 +11,21 @@ makes one round trip, and every episode here is one reset and one step. Measured
   all on one coalescing connection (``Connection(coalesce=True)``, concurrent calls sent as one
   ``Batch``); and with one ``RemoteVectorEnv`` stepping ``--vector-envs`` sessions per ``Batch`` call
   and per ``StepStream`` message.
-- ``scaling``: the same client load (``--scaling-clients`` threads, each a ``RemoteEnv`` with a
-  connection of its own) against three set-ups, side by side, in ``--rounds`` rounds whose order
-  alternates: one server process; one server of ``--processes`` processes sharing its port
-  (``--processes N``, SO_REUSEPORT); ``--processes`` one-process servers on their own ports, given to
-  the clients as one list (``host:port1,host:port2``, sessions dealt over them in turn). For each:
-  calls per second (median of the rounds, and each round), the p50 and p99 of every call's round
-  trip, and the CPU time the servers and the client spent per call (from ``/proc``): with client and
-  servers on one machine, their sum bounds what the machine's cores can serve.
+- ``scaling``: the same client load against three set-ups, side by side, in ``--rounds`` rounds whose
+  order alternates: one server process; one server of ``--processes`` processes sharing its port
+  (``--processes N``, SO_REUSEPORT); ``--processes`` one-process servers on their own ports. The
+  clients are ``--scaling-clients`` threads of this process (``clients_N``), each a ``RemoteEnv``
+  with a connection of its own, given the servers as one list (``host:port1,host:port2``, sessions
+  dealt over them in turn); and ``--client-processes`` processes (``client_processes_N``), each one
+  ``RemoteEnv`` on a connection of its own, client ``i`` given server ``i`` of the list, as separate
+  rollout workers would be: threads of one process share its interpreter lock, so past one client
+  they measure the client process as much as the servers. For each: calls per second (median of the
+  rounds, and each round), the p50 and p99 of every call's round trip, and the CPU time the servers
+  and the clients spent per call (from ``/proc``): with clients and servers on one machine, their
+  sum bounds what the machine's cores can serve.
 
 Run: ``uv run python benchmarks/remote_latency.py`` (``--steps 200 --duration 0.5 --rounds 1`` for a smoke
-run; ``--scaling-only`` for the last part alone).
+run; ``--scaling-only`` for the last part alone; ``--client-processes ""`` to leave those runs out).
 """
 
 from __future__ import annotations
@@ -195,6 +199,90 @@ def threaded_load(
     )
 
 
+def process_load(address: str, clients: int, duration_s: float, server_pids: Sequence[int] = ()) -> Load:
+    """``clients`` processes (this script with ``--client-worker``), each looping reset + step on one
+    ``RemoteEnv`` session for ``duration_s``, every call timed; client ``i`` is given the ``i``-th
+    address of a comma-separated list (in turn). They connect first, then all start at once."""
+    addresses = address.split(",")
+    workers = [
+        subprocess.Popen(
+            [sys.executable, __file__, "--client-worker", addresses[i % len(addresses)], str(duration_s)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(clients)
+    ]
+    results: list[dict[str, Any]] = []
+    try:
+        for worker in workers:  # each says "ready" once connected, its session open
+            assert worker.stdout is not None
+            ready, _, _ = select.select([worker.stdout], [], [], 120.0)
+            if not ready or worker.stdout.readline().strip() != "ready":
+                raise SystemExit("a client process did not start")
+        server_before = [cpu_seconds(pid) for pid in server_pids]
+        for worker in workers:
+            assert worker.stdin is not None
+            worker.stdin.write("go\n")
+            worker.stdin.flush()
+        for worker in workers:
+            assert worker.stdout is not None
+            results.append(json.loads(worker.stdout.readline()))
+        server_cpu = [
+            cpu_seconds(pid) - before for pid, before in zip(server_pids, server_before, strict=True)
+        ]
+    finally:
+        for worker in workers:  # each exits once it has printed its result; on a failure, now
+            if len(results) < clients:
+                worker.kill()
+            worker.wait(timeout=60)
+    used: dict[str, int] = {}
+    for result in results:
+        used[result["address"]] = used.get(result["address"], 0) + 1
+    return Load(
+        calls=sum(result["calls"] for result in results),
+        elapsed_s=max(result["elapsed_s"] for result in results),
+        round_trips_s=[t for result in results for t in result["round_trips_s"]],
+        server_cpu_s=server_cpu,
+        client_cpu_s=sum(result["cpu_s"] for result in results),
+        servers_used=used,
+    )
+
+
+def client_worker(address: str, duration_s: float) -> None:
+    """One client process of :func:`process_load`: open a session, say "ready", wait for "go" on
+    stdin, loop reset + step for ``duration_s``, print what it measured as one JSON line."""
+    env = RemoteEnv(address, ENV_ID, **KWARGS)
+    env.reset(seed=0)
+    print("ready", flush=True)
+    sys.stdin.readline()
+    episode, times, clock = 0, [], time.perf_counter
+    cpu_before = time.process_time()
+    started = clock()
+    stop_at = started + duration_s
+    while True:
+        start = clock()
+        if start >= stop_at:
+            break
+        env.reset(seed=episode)
+        middle = clock()
+        env.step(REPLIES[episode % len(REPLIES)])
+        times.append(middle - start)
+        times.append(clock() - middle)
+        episode += 1
+    elapsed, cpu = clock() - started, time.process_time() - cpu_before
+    served_by = env.connection.address
+    env.close()
+    result = {
+        "calls": 2 * episode,
+        "elapsed_s": elapsed,
+        "round_trips_s": times,
+        "cpu_s": cpu,
+        "address": served_by,
+    }
+    print(json.dumps(result), flush=True)
+
+
 def threaded_throughput(address: str, clients: int, duration_s: float, coalesce: bool) -> dict[str, float]:
     """Calls per second of ``clients`` threads, each looping reset + step on its own session.
 
@@ -247,27 +335,29 @@ def scaling(args: argparse.Namespace) -> dict[str, Any]:
             [pid for server in separate for pid in server.pids],
         ),
     }
-    loads = [int(c) for c in args.scaling_clients.split(",") if c]
-    runs: dict[tuple[int, str], list[Load]] = {}
+    loads = [("clients", int(c)) for c in args.scaling_clients.split(",") if c]
+    loads += [("client_processes", int(c)) for c in args.client_processes.split(",") if c]
+    runs: dict[tuple[str, int, str], list[Load]] = {}
     try:
         for round_number in range(args.rounds):
-            for clients in loads:
+            for kind, clients in loads:
                 order = list(setups) if round_number % 2 == 0 else list(reversed(setups))
                 for name in order:
                     address, pids = setups[name]
-                    log(f"scaling: round {round_number + 1}, {clients} clients, {name}")
-                    runs.setdefault((clients, name), []).append(
-                        threaded_load(address, clients, args.duration, pids)
+                    log(f"scaling: round {round_number + 1}, {kind} {clients}, {name}")
+                    load = threaded_load if kind == "clients" else process_load
+                    runs.setdefault((kind, clients, name), []).append(
+                        load(address, clients, args.duration, pids)
                     )
     finally:
         for server in (single, shared_port, *separate):
             server.stop()
     report: dict[str, Any] = {"rounds": args.rounds, "duration_s": args.duration, "processes": n}
-    for clients in loads:
+    for kind, clients in loads:
         row: dict[str, Any] = {}
         for name in setups:
-            row[name] = summary(runs[(clients, name)], name, setups[name][1])
-        report[f"clients_{clients}"] = row
+            row[name] = summary(runs[(kind, clients, name)], name, setups[name][1])
+        report[f"{kind}_{clients}"] = row
     return report
 
 
@@ -313,10 +403,17 @@ def main() -> None:
     parser.add_argument("--processes", type=int, default=2, help="server processes (and servers) to scale to")
     parser.add_argument("--scaling-clients", default="1,2,4,8", help="client threads of the scaling runs")
     parser.add_argument(
+        "--client-processes", default="1,2,4", help="client processes of the scaling runs (empty: none)"
+    )
+    parser.add_argument("--client-worker", nargs=2, metavar=("ADDRESS", "SECONDS"), help=argparse.SUPPRESS)
+    parser.add_argument(
         "--rounds", type=int, default=3, help="rounds of the scaling runs (order alternating)"
     )
     parser.add_argument("--scaling-only", action="store_true", help="measure the scaling part alone")
     args = parser.parse_args()
+    if args.client_worker:
+        client_worker(args.client_worker[0], float(args.client_worker[1]))
+        return
 
     report: dict[str, Any] = {
         "benchmark": "remote_latency",

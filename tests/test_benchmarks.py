@@ -20,7 +20,10 @@ SMOKE_ARGS: dict[str, list[str]] = {
     "magrpo_throughput.py": ["--steps", "2", "--warmup-steps", "1", "--sizes", "32x2", "--library", "mrlm"],
     "magrpo_lora_memory.py": ["--size", "32x2", "--steps", "1", "--configs", "lora:1", "lora:2"],
     "ppo_throughput.py": ["--steps", "3", "--warmup-steps", "1"],
-    "remote_latency.py": ["--steps", "100", "--duration", "0.3", "--clients", "1,8", "--vector-envs", "8"],
+    "remote_latency.py": [
+        *["--steps", "100", "--duration", "0.3", "--clients", "1,8", "--vector-envs", "8", "--rounds", "1"],
+        *["--scaling-clients", "1,2", "--client-processes", "2"],
+    ],
 }
 
 
@@ -41,3 +44,6 @@ def test_benchmark_prints_json(name: str) -> None:
     assert result.returncode == 0, result.stderr[-3000:]
     report = json.loads(result.stdout)
     assert isinstance(report, dict) and report
+    if name == "remote_latency.py":  # the client processes ran, one on each server of the list
+        listed = report["scaling"]["client_processes_2"]["2_addresses"]
+        assert listed["calls_per_s"] > 0 and sorted(listed["sessions_per_server"].values()) == [1, 1]
