@@ -144,6 +144,22 @@ class Load:
     servers_used: dict[str, int]
 
 
+def timed_episodes(env: Any, stop_at: float, first_seed: int, times: list[float]) -> int:
+    """Play one-step episodes (a reset, then a step) on ``env`` until ``stop_at`` (a
+    ``time.perf_counter()`` instant), appending each call's round trip to ``times``; returns how many."""
+    episode, clock = first_seed, time.perf_counter
+    while True:
+        start = clock()
+        if start >= stop_at:
+            return episode - first_seed
+        env.reset(seed=episode)
+        middle = clock()
+        env.step(REPLIES[episode % len(REPLIES)])
+        times.append(middle - start)
+        times.append(clock() - middle)
+        episode += 1
+
+
 def threaded_load(
     address: str | Connection, clients: int, duration_s: float, server_pids: Sequence[int] = ()
 ) -> Load:
@@ -158,19 +174,8 @@ def threaded_load(
     stop_at = [0.0]
 
     def loop(index: int) -> None:
-        env, episode, times, clock = envs[index], index * 1_000_000, round_trips[index], time.perf_counter
         start_line.wait()
-        while True:
-            start = clock()
-            if start >= stop_at[0]:
-                break
-            env.reset(seed=episode)
-            middle = clock()
-            env.step(REPLIES[episode % len(REPLIES)])
-            times.append(middle - start)
-            times.append(clock() - middle)
-            episode += 1
-        counts[index] = episode - index * 1_000_000
+        counts[index] = timed_episodes(envs[index], stop_at[0], index * 1_000_000, round_trips[index])
 
     threads = [threading.Thread(target=loop, args=(i,)) for i in range(clients)]
     for thread in threads:
@@ -206,7 +211,14 @@ def process_load(address: str, clients: int, duration_s: float, server_pids: Seq
     addresses = address.split(",")
     workers = [
         subprocess.Popen(
-            [sys.executable, __file__, "--client-worker", addresses[i % len(addresses)], str(duration_s)],
+            [
+                sys.executable,
+                __file__,
+                "--client-worker",
+                addresses[i % len(addresses)],
+                str(duration_s),
+                str(i),
+            ],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -216,18 +228,18 @@ def process_load(address: str, clients: int, duration_s: float, server_pids: Seq
     results: list[dict[str, Any]] = []
     try:
         for worker in workers:  # each says "ready" once connected, its session open
-            assert worker.stdout is not None
-            ready, _, _ = select.select([worker.stdout], [], [], 120.0)
-            if not ready or worker.stdout.readline().strip() != "ready":
-                raise SystemExit("a client process did not start")
+            if _line_from(worker, 120.0) != "ready":
+                raise SystemExit(f"client process {worker.pid} did not start (its stderr is above)")
         server_before = [cpu_seconds(pid) for pid in server_pids]
         for worker in workers:
             assert worker.stdin is not None
             worker.stdin.write("go\n")
             worker.stdin.flush()
         for worker in workers:
-            assert worker.stdout is not None
-            results.append(json.loads(worker.stdout.readline()))
+            line = _line_from(worker, duration_s + 60.0)
+            if not line.startswith("{"):
+                raise SystemExit(f"client process {worker.pid} ended without a result (its stderr is above)")
+            results.append(json.loads(line))
         server_cpu = [
             cpu_seconds(pid) - before for pid, before in zip(server_pids, server_before, strict=True)
         ]
@@ -249,32 +261,31 @@ def process_load(address: str, clients: int, duration_s: float, server_pids: Seq
     )
 
 
-def client_worker(address: str, duration_s: float) -> None:
-    """One client process of :func:`process_load`: open a session, say "ready", wait for "go" on
+def _line_from(worker: subprocess.Popen[str], timeout_s: float) -> str:
+    """The next line ``worker`` prints, stripped; "" if it printed none within ``timeout_s`` or ended."""
+    assert worker.stdout is not None
+    ready, _, _ = select.select([worker.stdout], [], [], timeout_s)
+    return worker.stdout.readline().strip() if ready else ""
+
+
+def client_worker(address: str, duration_s: float, index: int) -> None:
+    """Client process ``index`` of :func:`process_load`: open a session, say "ready", wait for "go" on
     stdin, loop reset + step for ``duration_s``, print what it measured as one JSON line."""
     env = RemoteEnv(address, ENV_ID, **KWARGS)
     env.reset(seed=0)
     print("ready", flush=True)
-    sys.stdin.readline()
-    episode, times, clock = 0, [], time.perf_counter
+    if sys.stdin.readline().strip() != "go":  # the benchmark is gone
+        env.close()
+        return
+    times: list[float] = []
     cpu_before = time.process_time()
-    started = clock()
-    stop_at = started + duration_s
-    while True:
-        start = clock()
-        if start >= stop_at:
-            break
-        env.reset(seed=episode)
-        middle = clock()
-        env.step(REPLIES[episode % len(REPLIES)])
-        times.append(middle - start)
-        times.append(clock() - middle)
-        episode += 1
-    elapsed, cpu = clock() - started, time.process_time() - cpu_before
+    started = time.perf_counter()
+    episodes = timed_episodes(env, started + duration_s, index * 1_000_000, times)
+    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu_before
     served_by = env.connection.address
     env.close()
     result = {
-        "calls": 2 * episode,
+        "calls": 2 * episodes,
         "elapsed_s": elapsed,
         "round_trips_s": times,
         "cpu_s": cpu,
@@ -405,14 +416,16 @@ def main() -> None:
     parser.add_argument(
         "--client-processes", default="1,2,4", help="client processes of the scaling runs (empty: none)"
     )
-    parser.add_argument("--client-worker", nargs=2, metavar=("ADDRESS", "SECONDS"), help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--client-worker", nargs=3, metavar=("ADDRESS", "SECONDS", "INDEX"), help=argparse.SUPPRESS
+    )
     parser.add_argument(
         "--rounds", type=int, default=3, help="rounds of the scaling runs (order alternating)"
     )
     parser.add_argument("--scaling-only", action="store_true", help="measure the scaling part alone")
     args = parser.parse_args()
     if args.client_worker:
-        client_worker(args.client_worker[0], float(args.client_worker[1]))
+        client_worker(args.client_worker[0], float(args.client_worker[1]), int(args.client_worker[2]))
         return
 
     report: dict[str, Any] = {
