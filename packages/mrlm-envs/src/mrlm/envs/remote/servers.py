@@ -8,10 +8,10 @@ Env serving grows past one machine by running a server on each (``mrlm-envs serv
 No balancer sits in between. A session owns an env instance on one server, so the choice is made
 once per session, on the client: :class:`ServerList` hands the servers out in turn (round robin), and
 the session keeps a connection of its own to its server for its whole life (all its calls go there).
-Each list starts its turn at a server drawn at random (from the system's entropy, so seeding
-``random`` in every process does not line them up): processes given the same list, such as rollout
-workers that each make one env, spread over the servers too instead of all starting with the first.
-gRPC's own load balancing policies pick a server per call, which a session cannot follow.
+gRPC's own load balancing policies pick a server per call, which a session cannot follow. Each list
+starts its turn at a server drawn at random (from the system's entropy, so seeding ``random`` in
+every process does not line them up): processes given the same list, such as rollout workers that
+each make one env, spread over the servers too instead of all starting with the first.
 
 A server that cannot be reached when a session opens is skipped for the next one; the calls of a
 session whose server went down fail with :class:`~mrlm.envs.remote.errors.ServerUnavailableError`
