@@ -54,12 +54,17 @@ def test_values_of_every_supported_type_arrive_as_the_tests_built_them(sandbox: 
         "[(i, str(i)) for i in range(1000)]",
         "[{i: [i]} for i in range(100)]",
         "[{i} for i in range(100)]",
+        "[1] * 99 + [True]",  # long lists of one number type cross packed; these must not
+        "[2**70] + [1] * 99",
+        "[0.5] * 99 + [1]",
+        "[-(2**63)] * 64 + [2**63 - 1]",
     ]
-    tests = [
-        f"value = {value}\nassert echo(value) == value and type(echo(value)) is type(value)"
-        for value in values
-    ]
-    setup = "from fractions import Fraction\nfrom decimal import Decimal\nfrom datetime import date, datetime, time, timedelta\n"
+    tests = [f"value = {value}\nassert echo(value) == value and same(echo(value), value)" for value in values]
+    setup = (
+        "from fractions import Fraction\nfrom decimal import Decimal\nfrom datetime import date, datetime, time, timedelta\n"
+        "def same(a, b):\n"
+        "    return type(a) is type(b) and (type(a) is not list or all(map(same, a, b)))\n"
+    )
     errors = _verdict(sandbox, "echo", solution, *tests, setup=setup)
     assert errors == [None] * len(values), [
         (value, error) for value, error in zip(values, errors, strict=True) if error

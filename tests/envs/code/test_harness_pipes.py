@@ -1,0 +1,63 @@
+"""The harness's pipe reading: polled briefly, then asleep, and whole messages either way."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+import pytest
+
+from mrlm.envs.code import _harness
+
+
+def _pipe() -> tuple[int, int]:
+    read_fd, write_fd = os.pipe()
+    os.set_blocking(read_fd, False)  # as the harness sets its read ends
+    return read_fd, write_fd
+
+
+def test_a_reader_sleeps_rather_than_spins_through_a_long_wait() -> None:
+    read_fd, write_fd = _pipe()
+    writer = threading.Timer(0.3, os.write, (write_fd, b"late"))
+    writer.start()
+    try:
+        cpu_before, wall_before = time.thread_time(), time.perf_counter()
+        assert _harness._read_some(read_fd, 64) == b"late"
+        cpu, wall = time.thread_time() - cpu_before, time.perf_counter() - wall_before
+    finally:
+        writer.join()
+        os.close(read_fd)
+        os.close(write_fd)
+    assert wall >= 0.25
+    assert cpu < 0.1 * wall  # a reader that kept polling would use about all of it
+
+
+def test_end_of_file_reads_as_empty_and_ends_a_message_as_the_solution_gone() -> None:
+    read_fd, write_fd = _pipe()
+    os.write(write_fd, b"\x00" * 5)
+    os.close(write_fd)
+    try:
+        with pytest.raises(_harness.SolutionGone, match="ended"):
+            _harness._receive(read_fd)
+        assert _harness._read_some(read_fd, 64) == b""
+    finally:
+        os.close(read_fd)
+
+
+def test_a_message_larger_than_the_pipe_arrives_whole_while_the_writer_waits_for_room() -> None:
+    read_fd, write_fd = _pipe()
+    numbers = list(range(0, 400_000, 3))  # crosses packed: 1.07 MB of words, past a 64 KiB pipe
+    out = _harness._Out(lambda *_: None, [])
+    message = ["q", "call", 1, [_harness._encode(numbers, out)], {}]
+    writer = threading.Thread(target=_harness._send, args=(write_fd, message, out.attachments))
+    writer.start()
+    try:
+        time.sleep(0.05)  # the writer fills the pipe and blocks; the reader starts on a full pipe
+        received, attachments = _harness._receive(read_fd)
+    finally:
+        writer.join()
+        os.close(read_fd)
+        os.close(write_fd)
+    arrived = _harness._decode(received[3][0], _harness._In(lambda *_: None, attachments))
+    assert arrived == numbers
