@@ -180,32 +180,45 @@ def test_follows_weight_updates(tokenizer: Any, prompts: list[list[int]]) -> Non
     assert [c.token_ids for c in after] != [c.token_ids for c in before]
 
 
-def test_weights_packed_for_the_batch_decode_the_same(tokenizer: Any, prompts: list[list[int]]) -> None:
-    from mrlm.train.generation import direct
+@pytest.mark.parametrize("with_bias", [False, True])
+def test_a_projection_of_few_rows_computes_x_w_transposed_plus_bias(with_bias: bool) -> None:
+    from mrlm.train.generation.direct import _Projection
 
-    if not direct._mkl_packing():
-        pytest.skip("this torch build cannot pack weights with MKL")
+    generator = torch.Generator().manual_seed(3)
+    weight = torch.randn(48, 32, generator=generator)
+    bias = torch.randn(48, generator=generator) if with_bias else None
+    for shape in [(5, 32), (2, 7, 32)]:  # a decoding step's rows; a prefill's rows and columns
+        x = torch.randn(*shape, generator=generator)
+        expected = x @ weight.t() + (bias if bias is not None else 0.0)
+        out = _Projection(weight, bias, few_rows=True)(x)
+        assert out.shape == expected.shape and out.is_contiguous()
+        torch.testing.assert_close(out, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_decoding_with_few_row_products_matches_the_models_forward(
+    tokenizer: Any, prompts: list[list[int]]
+) -> None:
     model = build_lively_model(tokenizer, seed=1)
     runner = direct_model_or_reason(model)
     assert isinstance(runner, DirectModel)
     with torch.inference_mode():
         prompt = torch.tensor([prompts[0]])
         decoding, _ = runner.start(prompt, torch.ones_like(prompt), torch.tensor([0, 0]), 4)
-    assert decoding.state is not None and decoding.state.weights.layers[0].qkv.packed is not None
+    assert decoding.state is not None and decoding.state.weights.layers[0].qkv.few_rows  # on CPU
     decoding.close()
 
     free = HFGenerator(model, tokenizer).generate(
         prompts, SamplingParams(max_new_tokens=20, seed=6, ignore_stop=True)
     )
-    # Rows that stop early leave the batch: the products then take the unpacked path.
+    # Rows that stop early leave the batch: fewer rows from then on.
     params = SamplingParams(
         max_new_tokens=20, seed=6, stop_token_ids=(free[0].token_ids[3], free[3].token_ids[9])
     )
-    packed = HFGenerator(model, tokenizer).generate(prompts, params)
+    direct = HFGenerator(model, tokenizer).generate(prompts, params)
     forward = HFGenerator(model, tokenizer, direct=False).generate(prompts, params)
-    assert [c.token_ids for c in packed] == [c.token_ids for c in forward]
-    assert {c.finish_reason for c in packed} == {"stop", "length"}
-    for ours, theirs in zip(packed, forward, strict=True):
+    assert [c.token_ids for c in direct] == [c.token_ids for c in forward]
+    assert {c.finish_reason for c in direct} == {"stop", "length"}
+    for ours, theirs in zip(direct, forward, strict=True):
         torch.testing.assert_close(
             torch.tensor(ours.logprobs), torch.tensor(theirs.logprobs), atol=1e-4, rtol=0
         )
