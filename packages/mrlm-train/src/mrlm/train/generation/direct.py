@@ -80,6 +80,16 @@ class _Layer:
 
 
 @dataclass
+class _Part:
+    """Tokens of one pass of :meth:`DirectModel.scored_states`: ``[N, S]`` ids, ``[N, S, d/2]``
+    rotary factors and an additive attention mask ``[N, 1, S, K]``."""
+
+    ids: torch.Tensor
+    rotations: torch.Tensor
+    mask: torch.Tensor
+
+
+@dataclass
 class _Weights:
     layers: list[_Layer]
     lm_head: _Projection
@@ -153,7 +163,7 @@ class DirectModel:
         generated = positions[:, -1:] + 1 + torch.arange(budget, device=device)  # [U, budget]
         rotations = self._rotations(torch.cat([positions, generated], dim=1))  # [U, W + budget, d/2]
         hidden, keys, values = self._forward(
-            weights.layers, input_ids, rotations[:, :width], _self_mask(real), prefix=None
+            weights.layers, input_ids, rotations[:, :width], _self_mask(real)
         )
         logits = weights.lm_head(self._final_norm(hidden[:, -1]))[rows]
 
@@ -259,62 +269,83 @@ class DirectModel:
         distinct, row_prefix = torch.unique(prefix_ids, dim=0, return_inverse=True)  # [U, 2 split], [B]
         first_rows = torch.zeros(distinct.shape[0], dtype=torch.long, device=input_ids.device)
         first_rows.scatter_(0, row_prefix, torch.arange(input_ids.shape[0], device=input_ids.device))
-        shared, keys, values = self._forward(
-            weights.layers,
-            input_ids[first_rows, :split],
-            rotations[first_rows, :split],
-            _self_mask(real[first_rows, :split]),
-            prefix=None,
+        prefix = _Part(
+            input_ids[first_rows, :split], rotations[first_rows, :split], _self_mask(real[first_rows, :split])
         )
+        if length - 1 == split:  # nothing after the prefix but the last column
+            shared, _, _ = self._forward(weights.layers, prefix.ids, prefix.rotations, prefix.mask)
+            return self._final_norm(shared[row_prefix, -1:]), split
         # The rest, without the last column (it predicts nothing): attends to its row's prefix.
         rest = slice(split, length - 1)
-        hidden = shared[row_prefix, -1:]  # [B, 1, D]: predicts column `split`
-        if length - 1 > split:
-            allowed = torch.cat(
-                [real[:, None, :split].expand(-1, length - 1 - split, -1), _self_allowed(real[:, rest])],
-                dim=2,
-            )  # [B, S, split + S]
-            prefix = [(k[row_prefix], v[row_prefix]) for k, v in zip(keys, values, strict=True)]
-            tail, _, _ = self._forward(
-                weights.layers,
-                input_ids[:, rest],
-                rotations[:, rest],
-                _additive(allowed.unsqueeze(1), shared.dtype),
-                prefix,
-            )
-            hidden = torch.cat([hidden, tail], dim=1)  # [B, T - split, D]
+        allowed = torch.cat(
+            [real[:, None, :split].expand(-1, length - 1 - split, -1), _self_allowed(real[:, rest])], dim=2
+        )  # [B, S, split + S]
+        tail = _Part(input_ids[:, rest], rotations[:, rest], _additive(allowed.unsqueeze(1), torch.float32))
+        shared, rows = self._forward_with_tail(weights.layers, prefix, tail, row_prefix)
+        hidden = torch.cat([shared[row_prefix, -1:], rows], dim=1)  # [B, T - split, D]
         return self._final_norm(hidden), split
 
     # ------------------------------------------------------------------ pieces
 
     def _forward(
-        self,
-        layers: list[_Layer],
-        input_ids: torch.Tensor,
-        rotations: torch.Tensor,
-        mask: torch.Tensor,
-        prefix: list[tuple[torch.Tensor, torch.Tensor]] | None,
+        self, layers: list[_Layer], input_ids: torch.Tensor, rotations: torch.Tensor, mask: torch.Tensor
     ) -> tuple[torch.Tensor, list[torch.Tensor], list[torch.Tensor]]:
         """Every layer over ``[N, S]`` tokens; returns hidden states ``[N, S, D]`` (before the final
-        norm) and each layer's keys and values ``[N, Hkv, S, d]``.
-
-        ``mask`` is additive, ``[N, 1, S, S]`` (or ``[N, 1, S, P + S]`` after a ``prefix`` of P
-        tokens whose keys and values per layer are given).
+        norm) and each layer's keys and values ``[N, Hkv, S, d]``. ``mask`` is additive, ``[N, 1, S, S]``.
         """
         hidden = F.embedding(input_ids, self._embedding())  # [N, S, D]
         rotation = rotations.unsqueeze(2)  # [N, S, 1, d/2]
         keys, values = [], []
-        for index, layer in enumerate(layers):
+        for layer in layers:
             q, k, v = self._qkv(layer, hidden, rotation)  # [N, S, H, d]
             q, k, v = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
             keys.append(k)
             values.append(v)
-            if prefix is not None:
-                k = torch.cat([prefix[index][0], k], dim=2)
-                v = torch.cat([prefix[index][1], v], dim=2)
             attended = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=True)
             hidden = self._block_rest(layer, hidden, attended.transpose(1, 2).flatten(2))
         return hidden, keys, values
+
+    def _forward_with_tail(
+        self, layers: list[_Layer], prefix: _Part, tail: _Part, row_prefix: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Every layer over distinct prefixes ``[U, P]`` and the rows' tails ``[B, S]``, the tail
+        of row ``i`` attending to prefix ``row_prefix[i]`` (its mask ``[B, 1, S, P + S]``) and to
+        itself; returns the hidden states (before the final norm) ``[U, P, D]`` and ``[B, S, D]``.
+
+        Both go through each layer together, their tokens as the rows of one matrix: each weight
+        is then one product forward and one backward (with the passes one after the other, each
+        weight's gradient is two products of very different sizes and their sum).
+        """
+        (units, width), (batch, size) = prefix.ids.shape, tail.ids.shape
+        split = units * width
+        embedding = self._embedding()
+        hidden = torch.cat(
+            [F.embedding(prefix.ids, embedding).flatten(0, 1), F.embedding(tail.ids, embedding).flatten(0, 1)]
+        )
+        rotation = torch.cat([prefix.rotations.flatten(0, 1), tail.rotations.flatten(0, 1)]).unsqueeze(1)
+        for layer in layers:
+            q, k, v = self._qkv(layer, hidden, rotation)  # [N, H, d]: prefix tokens, then tail tokens
+            q_prefix, k_prefix, v_prefix = (
+                x[:split].unflatten(0, (units, width)).transpose(1, 2) for x in (q, k, v)
+            )
+            q_tail, k_tail, v_tail = (
+                x[split:].unflatten(0, (batch, size)).transpose(1, 2) for x in (q, k, v)
+            )
+            attended_prefix = F.scaled_dot_product_attention(
+                q_prefix, k_prefix, v_prefix, attn_mask=prefix.mask, enable_gqa=True
+            )
+            attended_tail = F.scaled_dot_product_attention(
+                q_tail,
+                torch.cat([k_prefix[row_prefix], k_tail], dim=2),
+                torch.cat([v_prefix[row_prefix], v_tail], dim=2),
+                attn_mask=tail.mask,
+                enable_gqa=True,
+            )
+            attended = torch.cat(
+                [attended_prefix.transpose(1, 2).flatten(0, 1), attended_tail.transpose(1, 2).flatten(0, 1)]
+            ).flatten(1)
+            hidden = self._block_rest(layer, hidden, attended)
+        return hidden[:split].unflatten(0, (units, width)), hidden[split:].unflatten(0, (batch, size))
 
     def _weights(self, few_rows: bool) -> _Weights:
         device = self._embedding().device
