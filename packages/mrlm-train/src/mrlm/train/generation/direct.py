@@ -16,7 +16,8 @@ of tensor operations on the model's own parameters:
   the same sums, which MKL runs faster when ``x`` has the few rows of a decoding step;
 * rows that begin with the same tokens (the members of a GRPO group share their prompt) compute that
   prefix once: one prefill per distinct prompt when decoding, and, for :meth:`DirectModel.token_logprobs`,
-  one differentiable pass over each distinct prefix whose keys and values every row then attends to.
+  one differentiable pass over each distinct prefix, whose keys and values every row's remaining
+  tokens attend to (prefixes and the rest go through each layer together, one product per weight).
 
 The numbers are the model's own up to float rounding (the same operations, in another order).
 Models it would not reproduce (other architectures, sliding-window or length-dependent rotary
