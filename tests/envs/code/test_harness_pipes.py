@@ -10,6 +10,8 @@ import pytest
 
 from mrlm.envs.code import _harness
 
+pytestmark = pytest.mark.timeout(30)  # a reader that never wakes fails here, not at the suite's limit
+
 
 def _pipe() -> tuple[int, int]:
     read_fd, write_fd = os.pipe()
@@ -31,6 +33,19 @@ def test_a_reader_sleeps_rather_than_spins_through_a_long_wait() -> None:
         os.close(write_fd)
     assert wall >= 0.25
     assert cpu < 0.1 * wall  # a reader that kept polling would use about all of it
+
+
+def test_a_sleeping_reader_wakes_with_end_of_file_when_the_other_end_goes() -> None:
+    read_fd, write_fd = _pipe()
+    closer = threading.Timer(0.3, os.close, (write_fd,))  # the other process dies mid-wait
+    closer.start()
+    try:
+        started = time.perf_counter()
+        assert _harness._read_some(read_fd, 64) == b""
+        assert time.perf_counter() - started >= 0.25  # it slept until the hang-up, then saw it
+    finally:
+        closer.join()
+        os.close(read_fd)
 
 
 def test_end_of_file_reads_as_empty_and_ends_a_message_as_the_solution_gone() -> None:
