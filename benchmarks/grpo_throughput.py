@@ -49,7 +49,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 # Offline, on CPU, quiet; set before any Hugging Face library is imported.
 for _name, _value in {
@@ -102,7 +102,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--gradient-checkpointing", action="store_true")
     p.add_argument("--bf16", action="store_true", help="bf16 autocast (default fp32)")
     # runtime
-    p.add_argument("--threads", type=int, default=None, help="torch.set_num_threads (default: all cores)")
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="torch threads (default: TRL all cores, MRLM the cores other processes leave free)",
+    )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument(
         "--work-dir", default=None, help="where models and runs go (default: a fresh temporary one)"
@@ -240,6 +245,7 @@ class Counters:
 
     completions = 0
     reward_sum = 0.0
+    threads_at_reward: ClassVar[dict[int, int]] = {}  # torch's thread count when each reply was scored
 
 
 # ---------------------------------------------------------------------------------- measurements
@@ -377,7 +383,7 @@ def summarise(
             "peak_rss_mb": round(peak_rss_mb(), 1),
             "total_script_wall_s": round(time.perf_counter() - script_start, 2),
         },
-        "diagnostics": clock.diagnostics,
+        "diagnostics": {**clock.diagnostics, "threads_at_reward": Counters.threads_at_reward},
         "per_step_s": [round(x, 4) for x in step_s],
         "per_step_gen_s": [round(x, 4) for x in gen_s],
     }
@@ -396,8 +402,6 @@ def run_mrlm(args: argparse.Namespace, script_start: float) -> dict[str, Any]:
     from mrlm.train.loop.metrics import METRICS_FILE, read_metrics
     from mrlm.train.policy import ModelConfig
 
-    if args.threads:
-        torch.set_num_threads(args.threads)
     if args.quiet:
         importlib.import_module("transformers").logging.set_verbosity_error()
     work = Path(args.work_dir) / "mrlm"
@@ -423,6 +427,8 @@ def run_mrlm(args: argparse.Namespace, script_start: float) -> dict[str, Any]:
             value = reward(action, self.answer)
             Counters.completions += 1
             Counters.reward_sum += value
+            threads = torch.get_num_threads()
+            Counters.threads_at_reward[threads] = Counters.threads_at_reward.get(threads, 0) + 1
             return "", value, True, False, {}
 
     def make_env(**_: Any) -> AddTwo:
@@ -448,7 +454,10 @@ def run_mrlm(args: argparse.Namespace, script_start: float) -> dict[str, Any]:
         run=RunConfig(output_dir=str(run_dir), max_steps=args.steps, seed=args.seed, progress_bar=False),
         # TRL's defaults: AdamW, no weight decay, linear decay to 0, gradients clipped at norm 1.
         optim=OptimConfig(learning_rate=args.lr, lr_schedule="linear", max_grad_norm=1.0),
-        dist=DistributedConfig(cpu=True, mixed_precision="bf16" if args.bf16 else "no"),
+        # Without --threads, MRLM's default: follow the cores that other processes leave free.
+        dist=DistributedConfig(
+            cpu=True, mixed_precision="bf16" if args.bf16 else "no", cpu_threads=args.threads or 0
+        ),
     )
     with Clock() as clock:
         train(config)
@@ -505,6 +514,8 @@ def run_trl(args: argparse.Namespace, script_start: float) -> dict[str, Any]:
         values = [reward(text, ans) for text, ans in zip(texts, answer, strict=True)]
         Counters.completions += len(values)
         Counters.reward_sum += sum(values)
+        threads = torch.get_num_threads()
+        Counters.threads_at_reward[threads] = Counters.threads_at_reward.get(threads, 0) + len(values)
         return values
 
     batch = args.prompts_per_step * args.group_size

@@ -23,6 +23,7 @@ from tests.train.loop.helpers import session_for
         (DistributedConfig, {"strategy": "deepspeed"}, "strategy"),
         (DistributedConfig, {"mixed_precision": "fp8"}, "mixed_precision"),
         (DistributedConfig, {"gradient_accumulation_steps": 0}, "gradient_accumulation_steps"),
+        (DistributedConfig, {"cpu_threads": -1}, "cpu_threads"),
         (RunConfig, {"max_steps": 0}, "max_steps"),
         (RunConfig, {"report_to": ("mlflow",)}, "report_to"),
         (RunConfig, {"keep_checkpoints": -1}, "keep_checkpoints"),

@@ -73,6 +73,8 @@ class DistributedConfig:
     """Micro-batches per optimizer step; the algorithm splits its batch and scales each loss by this."""
     cpu: bool = False
     """Train on CPU even when a GPU is available."""
+    cpu_threads: int = 0
+    """Threads torch computes with when training on CPU; 0 follows the cores other processes leave free, checked every training step (all of them on an idle machine)."""
 
     def __post_init__(self) -> None:
         if self.strategy not in STRATEGIES:
@@ -85,6 +87,8 @@ class DistributedConfig:
             raise ValueError(
                 f"gradient_accumulation_steps must be >= 1, got {self.gradient_accumulation_steps}"
             )
+        if self.cpu_threads < 0:
+            raise ValueError(f"cpu_threads must be >= 0 (0 = follow the free cores), got {self.cpu_threads}")
 
 
 @dataclass

@@ -62,6 +62,7 @@ import torch
 from mrlm.train.loop import checkpoint as ckpt
 from mrlm.train.loop import manifest
 from mrlm.train.loop.config import DistributedConfig, OptimConfig, RunConfig
+from mrlm.train.loop.cpu_threads import CpuThreads
 from mrlm.train.loop.distributed import (
     all_reduce_mean,
     barrier,
@@ -245,6 +246,7 @@ class TrainingSession:
             self.accelerator.init_trackers(
                 "mrlm", config=flatten(plain_config), init_kwargs={"wandb": {"name": self.output_dir.name}}
             )
+        self._cpu_threads = CpuThreads(self.dist_config.cpu_threads) if self.device.type == "cpu" else None
 
     def _wrap(self, model: torch.nn.Module) -> torch.nn.Module:
         if self.strategy == "fsdp":
@@ -509,6 +511,8 @@ class TrainingSession:
         for trained in self._trained.values():
             trained.scheduler.step()
         self.step += 1
+        if self._cpu_threads is not None:
+            self._cpu_threads.adjust()
 
     def _clear_gradients(self) -> None:
         for trained in self._trained.values():
@@ -750,6 +754,8 @@ class TrainingSession:
         if self._progress is not None:
             self._progress.close()
         self._metrics.close()
+        if self._cpu_threads is not None:
+            self._cpu_threads.restore()
         if self.strategy != "fsdp":
             # Takes out the autocast accelerate put into the models' forward.
             for module in [*self.models.values(), *self.frozen.values()]:
