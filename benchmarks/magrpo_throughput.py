@@ -133,7 +133,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     # algorithm
     p.add_argument("--lr", type=float, default=1e-4)
     # runtime
-    p.add_argument("--threads", type=int, default=None, help="torch.set_num_threads (default: all cores)")
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="torch threads (default: CoMLRL all cores, MRLM the cores other processes leave free)",
+    )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument(
         "--work-dir", default=None, help="where models and runs go (default: a fresh temporary one)"
@@ -183,8 +188,6 @@ def run_mrlm(args: argparse.Namespace) -> dict[str, Any]:
     from mrlm.train.tiny import build_tiny_model, build_tiny_tokenizer, count_parameters, save_tiny
 
     workload = _workload()
-    if args.threads:
-        torch.set_num_threads(args.threads)
     if args.quiet:
         importlib.import_module("transformers").logging.set_verbosity_error()
     hidden, layers = args.sizes[0]
@@ -250,7 +253,8 @@ def run_mrlm(args: argparse.Namespace) -> dict[str, Any]:
         micro_batch_size=args.prompts_per_step * args.group_size,  # one pass per policy and step
         run=RunConfig(output_dir=str(run_dir), max_steps=args.steps, seed=args.seed, progress_bar=False),
         optim=OptimConfig(learning_rate=args.lr),
-        dist=DistributedConfig(cpu=True),
+        # Without --threads, MRLM's default: follow the cores that other processes leave free.
+        dist=DistributedConfig(cpu=True, cpu_threads=args.threads or 0),
     )
     with workload.Clock() as clock:
         train(config, env=make_env)

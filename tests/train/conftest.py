@@ -20,6 +20,20 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
 
 
+@pytest.fixture(autouse=True)
+def fixed_cpu_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sessions keep torch's thread count instead of following other processes' load (tested in
+    tests/train/loop/test_cpu_threads.py): runs compared bitwise, a resumed run against an
+    uninterrupted one, must not see a neighbour change it between them."""
+    import torch
+
+    from mrlm.train.loop import cpu_threads, session
+
+    monkeypatch.setattr(
+        session, "CpuThreads", lambda threads: cpu_threads.CpuThreads(threads or torch.get_num_threads())
+    )
+
+
 @pytest.fixture(scope="session")
 def tokenizer() -> PreTrainedTokenizerFast:
     """The default tiny tokenizer; shared, so tests must not modify it."""
