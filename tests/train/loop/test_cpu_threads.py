@@ -6,12 +6,21 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 from pathlib import Path
 
 import pytest
 import torch
 
-from mrlm.train.loop.cpu_threads import MIN_SPAN_S, CpuThreads, busy_seconds, free_cores_threads
+from mrlm.train.loop.cpu_threads import (
+    MIN_SPAN_S,
+    CpuThreads,
+    busy_seconds,
+    free_cores_threads,
+    independent_cpu_models,
+    side_by_side,
+)
 from tests.train.loop.helpers import session_for
 
 STAT = """cpu  900 10 300 5000 40 0 7 3 0 0
@@ -174,3 +183,63 @@ def test_busy_processes_on_the_same_cores_bring_the_count_down_on_a_real_machine
     cores, ceiling, chosen = (int(word) for word in done.stdout.split())
     assert ceiling == cores
     assert chosen == 1
+
+
+@pytest.fixture
+def two_threads() -> None:
+    previous = torch.get_num_threads()
+    torch.set_num_threads(2)
+    yield
+    torch.set_num_threads(previous)
+
+
+@pytest.mark.usefixtures("two_threads")
+def test_side_by_side_runs_the_jobs_at_once_on_a_share_of_the_threads_each() -> None:
+    # Each job waits for the other at the barrier: run one after the other, the first would time out.
+    meeting = threading.Barrier(2, timeout=10)
+
+    def job(tag: str) -> tuple[str, int, int]:
+        meeting.wait()
+        return tag, torch.get_num_threads(), threading.get_ident()
+
+    (a, threads_a, ident_a), (b, threads_b, ident_b) = side_by_side([lambda: job("a"), lambda: job("b")])
+    assert (a, b) == ("a", "b")  # results in job order
+    assert threads_a == threads_b == 1
+    assert ident_a != ident_b != threading.get_ident()
+    assert torch.get_num_threads() == 2  # the caller's count is its own
+
+
+def test_side_by_side_with_one_thread_runs_the_jobs_in_turn_here() -> None:
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        idents = side_by_side([threading.get_ident, threading.get_ident])
+    finally:
+        torch.set_num_threads(previous)
+    assert idents == [threading.get_ident()] * 2
+
+
+@pytest.mark.usefixtures("two_threads")
+def test_side_by_side_raises_what_a_job_raised_after_every_job_ended() -> None:
+    finished: list[str] = []
+
+    def fails() -> None:
+        raise ValueError("bad job")
+
+    def slow() -> None:
+        time.sleep(0.2)
+        finished.append("slow")
+
+    with pytest.raises(ValueError, match="bad job"):
+        side_by_side([fails, slow])
+    assert finished == ["slow"]
+
+
+def test_independent_models_are_separate_cpu_models() -> None:
+    first, second = torch.nn.Linear(2, 2), torch.nn.Linear(2, 2)
+    assert independent_cpu_models([first, second])
+    assert not independent_cpu_models([first])  # nothing to share
+    assert not independent_cpu_models([first, first])
+    shared = torch.nn.Sequential(first, torch.nn.ReLU())
+    assert not independent_cpu_models([shared, torch.nn.Sequential(first)])  # adapters over one base
+    assert not independent_cpu_models([first, torch.nn.Linear(2, 2, device="meta")])

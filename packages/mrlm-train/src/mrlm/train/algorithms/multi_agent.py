@@ -543,7 +543,9 @@ def train_step(
             else token_advantages([per_turn[i] for i in own], batch.turn_spans, int(batch.mask.shape[1]))
         )
         parts[name] = Part(
-            batch, policy_loss(session, name, batch, own_advantages.to(session.device), config)
+            batch,
+            policy_loss(session, name, batch, own_advantages.to(session.device), config),
+            model=session.models[name],
         )
     result = update_parts(
         session, parts, micro_batch_size=config.micro_batch_size, num_iterations=config.num_iterations

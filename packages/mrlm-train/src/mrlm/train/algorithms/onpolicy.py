@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import json
 import math
 from collections.abc import Callable, Mapping, Sequence
@@ -32,6 +33,7 @@ import torch
 
 from mrlm.train.generation import SamplingParams
 from mrlm.train.loop import RunConfig, TrainingSession
+from mrlm.train.loop.cpu_threads import independent_cpu_models, side_by_side
 from mrlm.train.mixture import EnvMixture, MixedRolloutEngine, parse_mixture
 from mrlm.train.rollout import RolloutBatch, RolloutEngine, Trajectory
 from mrlm.train.task_seeds import training_seed_base
@@ -108,11 +110,16 @@ class Part:
 
     Several parts train together in :func:`update_parts`, each model on its own rows (one policy
     per agent, each with its tokenizer): every micro-batch step adds the losses of every part and
-    runs one backward, and one optimizer step updates every model.
+    runs one backward, and one optimizer step updates every model. Parts that name their ``model``,
+    when those are separate models on CPU in a single process, run their forward and backward side
+    by side instead (:func:`~mrlm.train.loop.cpu_threads.side_by_side`; the same gradients, as no
+    parameter gets gradient from two parts).
     """
 
     batch: RolloutBatch
     loss_fn: LossFn
+    model: torch.nn.Module | None = None
+    """The one trainable model this part's loss trains, if it trains only one."""
 
 
 def normalisers(session: TrainingSession, batch: RolloutBatch) -> Normalisers:
@@ -293,30 +300,50 @@ def _accumulate(
         plans[name] = (indices, list(range(0, int(indices.numel()), micro_batch_size)))
     longest = max(len(starts) for _, starts in plans.values())
     passes = max(int(value) for value in session.gather_object(longest))
+    models = [choice.part.model for choice in chosen.values()]
+    apart = (
+        session.world_size == 1
+        and all(model is not None for model in models)
+        and independent_cpu_models([model for model in models if model is not None])
+    )
+
+    def part_loss(name: str, choice: _Chosen, i: int) -> tuple[torch.Tensor, float, dict[str, float], float]:
+        """The part's weighted loss on its i-th micro-batch; its loss, stats and tokens (0 when
+        weighted 0)."""
+        indices, starts = plans[name]
+        # A part with fewer micro-batches repeats its first one with weight 0: no gradient,
+        # but its forward and backward collectives match the other processes'.
+        start, scale = (starts[i], choice.weight) if i < len(starts) else (0, 0.0)
+        micro_rows = _micro_rows(choice.rows, indices, start, micro_batch_size)
+        loss, stats = choice.part.loss_fn(
+            select_rows(choice.part.batch, micro_rows), micro_rows, choice.norms
+        )
+        if not scale:
+            return loss * scale, 0.0, {}, 0.0
+        return loss * scale, float(loss.detach()), stats, float(choice.part.batch.mask[micro_rows].sum())
+
+    def part_backward(
+        name: str, choice: _Chosen, i: int
+    ) -> tuple[torch.Tensor, float, dict[str, float], float]:
+        done = part_loss(name, choice, i)
+        session.backward(done[0])
+        return done
+
     loss_sum = 0.0
     for i in range(passes):
-        last = i == passes - 1
-        with contextlib.nullcontext() if last else session.no_sync():
-            total: torch.Tensor | None = None
-            for name, choice in chosen.items():
-                indices, starts = plans[name]
-                # A part with fewer micro-batches repeats its first one with weight 0: no gradient,
-                # but its forward and backward collectives match the other processes'.
-                start, scale = (starts[i], choice.weight) if i < len(starts) else (0, 0.0)
-                micro_rows = _micro_rows(choice.rows, indices, start, micro_batch_size)
-                loss, stats = choice.part.loss_fn(
-                    select_rows(choice.part.batch, micro_rows), micro_rows, choice.norms
-                )
-                total = loss * scale if total is None else total + loss * scale
-                if scale:
-                    loss_sum += float(loss.detach())
-                    tokens = float(choice.part.batch.mask[micro_rows].sum())
-                    for key, value in stats.items():
-                        sums = extras.setdefault((name, key), [0.0, 0.0])
-                        sums[0] += value * tokens
-                        sums[1] += tokens
-            assert total is not None
-            session.backward(total)
+        with contextlib.nullcontext() if i == passes - 1 else session.no_sync():
+            if apart:
+                jobs = [functools.partial(part_backward, name, choice, i) for name, choice in chosen.items()]
+                done = side_by_side(jobs)
+            else:
+                done = [part_loss(name, choice, i) for name, choice in chosen.items()]
+                session.backward(sum((weighted for weighted, *_ in done[1:]), done[0][0]))
+        for name, (_, value, stats, tokens) in zip(chosen, done, strict=True):
+            loss_sum += value
+            for key, stat in stats.items():
+                sums = extras.setdefault((name, key), [0.0, 0.0])
+                sums[0] += stat * tokens
+                sums[1] += tokens
     return loss_sum
 
 

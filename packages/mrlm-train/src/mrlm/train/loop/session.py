@@ -49,7 +49,9 @@ raising (the scaler's normal way to find its scale).
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
+import threading
 import time
 import warnings
 from collections.abc import Iterable, Iterator, Mapping
@@ -62,7 +64,7 @@ import torch
 from mrlm.train.loop import checkpoint as ckpt
 from mrlm.train.loop import manifest
 from mrlm.train.loop.config import DistributedConfig, OptimConfig, RunConfig
-from mrlm.train.loop.cpu_threads import CpuThreads
+from mrlm.train.loop.cpu_threads import CpuThreads, independent_cpu_models, side_by_side
 from mrlm.train.loop.distributed import (
     all_reduce_mean,
     barrier,
@@ -153,6 +155,7 @@ class TrainingSession:
         """Training steps done (restored by :meth:`restore`)."""
         self._closed = False
         self._micro_batches = 0
+        self._count_lock = threading.Lock()
         self._in_no_sync = False
         self._unsynced = False
         self._grouping = False  # inside training_step()
@@ -393,8 +396,9 @@ class TrainingSession:
             self.scaler.scale(loss).backward()
         else:
             loss.backward()
-        self._micro_batches += 1
-        self._unsynced = self._in_no_sync
+        with self._count_lock:  # losses of separate models may come from several threads at once
+            self._micro_batches += 1
+            self._unsynced = self._in_no_sync
 
     @contextlib.contextmanager
     def no_sync(self) -> Iterator[None]:
@@ -444,7 +448,9 @@ class TrainingSession:
 
         Returns ``{"grad_norm": norm before clipping, "lr": learning rate of this update}`` of the
         first model, and ``grad_norm/<name>``, ``lr/<name>`` of every other one (with fp16,
-        ``"skipped": 1.0`` is added when the loss scaler skipped a non-finite update).
+        ``"skipped": 1.0`` is added when the loss scaler skipped a non-finite update). Separate
+        models on CPU in one process are clipped and stepped side by side
+        (:func:`~mrlm.train.loop.cpu_threads.side_by_side`).
 
         Raises:
             NonFiniteError: some gradient is NaN or infinite. Nothing is updated (parameters,
@@ -488,13 +494,24 @@ class TrainingSession:
                 where="gradient",
                 parameter=name,
             )
-        for model in trained:
+
+        def update(model: TrainedModel) -> None:
             if model.config.max_grad_norm > 0:
                 clip_(model.parameters, model.config.max_grad_norm, norms[model.name])
             if self.scaler is not None:
                 self.scaler.step(model.optimizer)
             else:
                 model.optimizer.step()
+
+        if (
+            self.world_size == 1
+            and self.scaler is None
+            and independent_cpu_models([m.model for m in trained])
+        ):
+            side_by_side([functools.partial(update, model) for model in trained])
+        else:
+            for model in trained:
+                update(model)
         if self.scaler is not None:
             self.scaler.update()
         self._after_update()

@@ -1,17 +1,24 @@
 """Answering a round of prompts with one ``generate`` call per policy.
 
 Every prompt of a round that one policy must answer (all its agents, in every episode) goes into a
-single call of that policy's generator; the completions come back in request order.
+single call of that policy's generator; the completions come back in request order. Policies that
+are separate models on CPU generate side by side, sharing torch's threads
+(:func:`~mrlm.train.loop.cpu_threads.side_by_side`); their completions are the same as one after
+the other, each call's noise coming from its own seed.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Sequence
 
 import numpy as np
+import torch
 
 from mrlm.train.generation.base import Completion, SamplingParams
+from mrlm.train.generation.hf import HFGenerator
+from mrlm.train.loop.cpu_threads import independent_cpu_models, side_by_side
 from mrlm.train.rollout.policies import PolicyTable
 
 #: A prompt to answer: the name of the policy and the token ids it continues.
@@ -25,16 +32,16 @@ def generate_round(table: PolicyTable, requests: Sequence[Request], call: int, t
     of each call; see :func:`round_params`.
     """
     completions: list[Completion | None] = [None] * len(requests)
+    calls: list[tuple[str, list[int], SamplingParams]] = []
     for index, name in enumerate(table.names()):
         rows = [row for row, (policy, _) in enumerate(requests) if policy == name]
-        if not rows:
-            continue
-        prompts = [requests[row][1] for row in rows]
-        params = round_params(table.sampling(name), call, turn, index)
-        answers = table[name].generator.generate(prompts, params)
-        if len(answers) != len(prompts):
+        if rows:
+            calls.append((name, rows, round_params(table.sampling(name), call, turn, index)))
+    answers_per_call = _answers(table, requests, calls)
+    for (name, rows, _), answers in zip(calls, answers_per_call, strict=True):
+        if len(answers) != len(rows):
             raise RuntimeError(
-                f"the generator of policy {name!r} returned {len(answers)} completions for {len(prompts)} prompts"
+                f"the generator of policy {name!r} returned {len(answers)} completions for {len(rows)} prompts"
             )
         for row, answer in zip(rows, answers, strict=True):
             completions[row] = answer
@@ -44,6 +51,29 @@ def generate_round(table: PolicyTable, requests: Sequence[Request], call: int, t
     if unknown:
         raise KeyError(f"no policy named {unknown}; the policies are {table.names()}")
     return [c for c in completions if c is not None]
+
+
+def _answers(
+    table: PolicyTable, requests: Sequence[Request], calls: list[tuple[str, list[int], SamplingParams]]
+) -> list[list[Completion]]:
+    """Each call's completions: side by side when the policies are separate models on CPU."""
+    generators = [table[name].generator for name, _, _ in calls]
+    models = [g.model for g in generators if isinstance(g, HFGenerator)]
+    if len(models) < len(generators) or not independent_cpu_models(models):
+        return [
+            g.generate(_prompts(requests, rows), params)
+            for g, (_, rows, params) in zip(generators, calls, strict=True)
+        ]
+    jobs: list[Callable[[], list[Completion]]] = []
+    for generator, (_, rows, params) in zip(generators, calls, strict=True):
+        if params.seed is None:  # drawn here, in policy order, as each call would draw it in turn
+            params = dataclasses.replace(params, seed=int(torch.randint(0, 2**62, ()).item()))
+        jobs.append(functools.partial(generator.generate, _prompts(requests, rows), params))
+    return side_by_side(jobs)
+
+
+def _prompts(requests: Sequence[Request], rows: list[int]) -> list[Sequence[int]]:
+    return [requests[row][1] for row in rows]
 
 
 def round_params(sampling: SamplingParams, call: int, turn: int, policy_index: int = 0) -> SamplingParams:
