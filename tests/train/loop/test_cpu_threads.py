@@ -97,23 +97,37 @@ def follower(machine: FakeMachine, threads: int = 0) -> CpuThreads:
 def test_a_busy_neighbour_takes_a_thread_and_gives_it_back_when_it_leaves(two_cores: FakeMachine) -> None:
     machine = two_cores
     threads = follower(machine)
+    machine.spend(1.0, own_cores=1.33, foreign_cores=0.67)  # a busy process gets ~2/3 of a core
+    assert threads.adjust() == 2  # one span is not enough to change
     machine.spend(1.0, own_cores=1.33, foreign_cores=0.67)
-    assert threads.adjust() == 1
+    assert threads.adjust() == 1  # the second in a row is
     assert torch.get_num_threads() == 1
     machine.spend(1.0, own_cores=1.0, foreign_cores=1.0)  # with one thread, the neighbour gets its core
     assert threads.adjust() == 1
     machine.spend(1.0, own_cores=1.0, foreign_cores=0.0)  # the neighbour is gone
+    assert threads.adjust() == 1
+    machine.spend(1.0, own_cores=1.0, foreign_cores=0.0)
     assert threads.adjust() == 2
     assert torch.get_num_threads() == 2
+
+
+def test_a_burst_beside_the_run_changes_nothing(two_cores: FakeMachine) -> None:
+    machine = two_cores
+    threads = follower(machine)
+    for foreign in (0.0, 1.0, 0.0, 1.0, 0.0):  # busy spans never two in a row
+        machine.spend(1.0, own_cores=2.0 - foreign, foreign_cores=foreign)
+        assert threads.adjust() == 2
 
 
 def test_short_steps_are_pooled_until_the_span_is_long_enough(two_cores: FakeMachine) -> None:
     machine = two_cores
     threads = follower(machine)
-    machine.spend(MIN_SPAN_S / 2, own_cores=1.0, foreign_cores=1.0)
-    assert threads.adjust() == 2  # too short to judge: unchanged
-    machine.spend(MIN_SPAN_S / 2, own_cores=1.0, foreign_cores=1.0)
-    assert threads.adjust() == 1  # both halves together
+    for _ in range(2):  # two spans, each of two short steps
+        machine.spend(MIN_SPAN_S / 2, own_cores=1.0, foreign_cores=1.0)
+        assert threads.adjust() == 2  # too short to judge: not a span yet
+        machine.spend(MIN_SPAN_S / 2, own_cores=1.0, foreign_cores=1.0)
+        threads.adjust()
+    assert torch.get_num_threads() == 1
 
 
 def test_a_fixed_count_is_set_once_and_kept(two_cores: FakeMachine) -> None:
@@ -146,10 +160,11 @@ def test_a_session_follows_the_free_cores_and_restores_torch_on_close(
     monkeypatch.setattr("mrlm.train.loop.session.CpuThreads", lambda threads: follower(machine, threads))
     model = torch.nn.Linear(4, 1)
     with session_for(model, tmp_path / "run", dist={"cpu": True}) as session:
-        machine.spend(1.0, own_cores=1.0, foreign_cores=1.0)
-        session.backward(model(torch.ones(2, 4)).sum())
-        session.optimizer_step()  # outside training_step(): a training step of its own
-        assert session.step == 1
+        for _ in range(2):
+            machine.spend(1.0, own_cores=1.0, foreign_cores=1.0)
+            session.backward(model(torch.ones(2, 4)).sum())
+            session.optimizer_step()  # outside training_step(): a training step of its own
+        assert session.step == 2
         assert torch.get_num_threads() == 1
     assert torch.get_num_threads() == 2
 
@@ -169,7 +184,9 @@ def test_busy_processes_on_the_same_cores_bring_the_count_down_on_a_real_machine
         threads = CpuThreads()
         spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in cores]
         try:
-            time.sleep(1.5)
+            time.sleep(0.8)
+            threads.adjust()
+            time.sleep(0.8)
             print(len(cores), threads.ceiling, threads.adjust())
         finally:
             for spinner in spinners:

@@ -4,11 +4,15 @@ torch starts with one compute thread per core and every operation waits at a bar
 them. When another process keeps one of the cores busy, the thread that shares its core runs in
 slices and each barrier waits for it: on 2 cores with one busy neighbour, a GRPO step at hidden 512
 took more than twice as long with 2 threads as with 1. :class:`CpuThreads` measures, over each
-training step, how much CPU the other processes took on this process's cores and sets torch's
-thread count for the next step::
+training step, how much CPU the other processes took on this process's cores and what thread count
+that leaves::
 
     foreign = (busy time of this process's cores - this process's CPU time) / wall time
     threads = clamp(round(cores - foreign), 1, the thread count torch started with)
+
+The count changes only when two spans in a row call for the same new one: a brief burst of work
+beside a run (one span) leaves it alone. Kernels may sum in another order with another count, so
+each change can move a run's numbers in their last bits; a fixed count keeps them bitwise repeatable.
 
 Busy time comes from ``/proc/stat`` (user, nice, system, irq, softirq and steal: a hypervisor's
 stolen time is a core this process does not get either); where it is missing, the count stays.
@@ -90,6 +94,7 @@ class CpuThreads:
         if threads:
             torch.set_num_threads(threads)
         self._start = self._sample() if self.follow else None
+        self._wanted = self.ceiling  # what the last span called for
 
     @property
     def threads(self) -> int:
@@ -116,10 +121,13 @@ class CpuThreads:
         own, busy = now[1] - self._start[1], now[2] - self._start[2]
         foreign = max(0.0, busy - own) / wall
         self._start = now
-        chosen = free_cores_threads(len(self._cores), foreign, self.ceiling)
-        if chosen != torch.get_num_threads():
-            torch.set_num_threads(chosen)
-        return chosen
+        wanted = free_cores_threads(len(self._cores), foreign, self.ceiling)
+        current = torch.get_num_threads()
+        if wanted != current and wanted == self._wanted:
+            torch.set_num_threads(wanted)
+            current = wanted
+        self._wanted = wanted
+        return current
 
     def restore(self) -> None:
         """Give torch back the count it had before."""
