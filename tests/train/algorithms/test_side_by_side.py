@@ -3,7 +3,7 @@ same completions and the same update as one after the other."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +44,7 @@ def side_by_side_calls(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return calls
 
 
-def _table(tokenizer: Any, models: dict[str, torch.nn.Module], seed: int | None) -> PolicyTable:
+def _table(tokenizer: Any, models: Mapping[str, torch.nn.Module], seed: int | None) -> PolicyTable:
     sampling = SamplingParams(max_new_tokens=6, temperature=1.0, ignore_stop=True, seed=seed)
     return PolicyTable(
         {name: Policy(HFGenerator(m, tokenizer), tokenizer) for name, m in models.items()}, sampling

@@ -8,6 +8,7 @@ import sys
 import textwrap
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -79,7 +80,7 @@ class FakeMachine:
 
 
 @pytest.fixture
-def two_cores(monkeypatch: pytest.MonkeyPatch) -> FakeMachine:
+def two_cores(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeMachine]:
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
     monkeypatch.setattr(os, "sysconf", lambda name: 100)
     previous = torch.get_num_threads()
@@ -203,7 +204,7 @@ def test_busy_processes_on_the_same_cores_bring_the_count_down_on_a_real_machine
 
 
 @pytest.fixture
-def two_threads() -> None:
+def two_threads() -> Iterator[None]:
     previous = torch.get_num_threads()
     torch.set_num_threads(2)
     yield
