@@ -8,6 +8,7 @@ fails loudly instead of silently using the network.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -32,6 +33,17 @@ def fixed_cpu_threads(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(
         session, "CpuThreads", lambda threads: cpu_threads.CpuThreads(threads or torch.get_num_threads())
     )
+
+
+@pytest.fixture
+def two_threads() -> Iterator[None]:
+    """torch computes with 2 threads in the test (on any machine), and with its count before after."""
+    import torch
+
+    previous = torch.get_num_threads()
+    torch.set_num_threads(2)
+    yield
+    torch.set_num_threads(previous)
 
 
 @pytest.fixture(scope="session")

@@ -3,7 +3,7 @@ same completions and the same update as one after the other."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -18,14 +18,6 @@ from mrlm.train.loop import DistributedConfig, OptimConfig, RunConfig, TrainingS
 from mrlm.train.rollout import RolloutBatch, Trajectory, collate, sampler
 from mrlm.train.rollout.policies import Policy, PolicyTable
 from mrlm.train.tiny import build_tiny_model
-
-
-@pytest.fixture
-def two_threads() -> Iterator[None]:
-    previous = torch.get_num_threads()
-    torch.set_num_threads(2)
-    yield
-    torch.set_num_threads(previous)
 
 
 @pytest.fixture

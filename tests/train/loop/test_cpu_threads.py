@@ -141,6 +141,19 @@ def test_a_fixed_count_is_set_once_and_kept(two_cores: FakeMachine) -> None:
     assert torch.get_num_threads() == 2
 
 
+def test_an_unreadable_proc_stat_line_keeps_the_count(two_cores: FakeMachine) -> None:
+    machine = two_cores
+    lines = [machine.stat()]
+    threads = CpuThreads(
+        read_stat=lambda: lines[-1], clock=lambda: machine.wall, cpu_clock=lambda: machine.own
+    )
+    lines.append("cpu0 12 x 3\n")  # a field that is not a number
+    machine.spend(1.0, own_cores=0.0, foreign_cores=2.0)
+    assert threads.adjust() == 2
+    machine.spend(1.0, own_cores=0.0, foreign_cores=2.0)
+    assert threads.adjust() == 2
+
+
 def test_without_proc_stat_the_count_stays(two_cores: FakeMachine) -> None:
     machine = two_cores
     machine.readable = False
@@ -201,14 +214,6 @@ def test_busy_processes_on_the_same_cores_bring_the_count_down_on_a_real_machine
     cores, ceiling, chosen = (int(word) for word in done.stdout.split())
     assert ceiling == cores
     assert chosen == 1
-
-
-@pytest.fixture
-def two_threads() -> Iterator[None]:
-    previous = torch.get_num_threads()
-    torch.set_num_threads(2)
-    yield
-    torch.set_num_threads(previous)
 
 
 @pytest.mark.usefixtures("two_threads")

@@ -105,7 +105,11 @@ class CpuThreads:
         text = self._read_stat()
         if text is None or not self._cores:
             return None
-        return self._clock(), self._cpu_clock(), busy_seconds(text, self._cores, self._ticks_per_s)
+        try:
+            busy = busy_seconds(text, self._cores, self._ticks_per_s)
+        except (ValueError, IndexError):
+            return None  # a /proc/stat this parser does not know: keep the count rather than fail a step
+        return self._clock(), self._cpu_clock(), busy
 
     def adjust(self) -> int:
         """End a span (a training step, or several short ones) and set the count for the next.
