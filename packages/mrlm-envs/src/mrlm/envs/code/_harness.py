@@ -33,7 +33,8 @@ Protocol with :mod:`mrlm.envs.code.execution`:
 
 - stdin: one JSON object: ``nonce``, ``solution`` (source), ``entry_point``, ``test_setup``
   (source), ``steps`` (``[[source, counted], ...]``), ``step_time_limit_s`` and ``error_chars``.
-- stdout: one line ``RESULT_MARKER <nonce> <report>``, where ``<report>`` is the ``repr`` of a dict of
+- stdout: one line ``RESULT_MARKER <nonce> <report>``, after which the judge closes its stdout and
+  stderr (the sandbox answers then, see ``Sandbox.run``'s ``until_output_closed``), where ``<report>`` is the ``repr`` of a dict of
   plain ``str``/``int``/``bool``/``None``/``list`` values. Its ``"stage"`` says how far the run got:
   ``"syntax"`` (the solution does not compile: ``line``, ``column``, ``message``, ``text``),
   ``"load"`` (running the solution's top level failed: ``error``, ``line``, ``timed_out``),
@@ -1277,6 +1278,11 @@ def main() -> None:
         with contextlib.suppress(OSError):
             os.close(peer.write_fd)
     os.write(report_fd, f"\n{RESULT_MARKER} {nonce} {report!r}\n".encode("utf-8", "replace"))
+    # Our output ends here: the sandbox can answer now rather than once this process has exited
+    # (``until_output_closed``), which for a process this size takes about a millisecond.
+    for fd in (report_fd, 2):
+        with contextlib.suppress(OSError):
+            os.close(fd)
     os._exit(0)  # the solution's process ends with us (we are pid 1 of the execution)
 
 

@@ -100,12 +100,16 @@ def harness_source() -> str:
 
 
 #: The exit status of :func:`bootstrap_program` where the sandbox's worker holds no harness, or
-#: another version of it.
+#: another version of it; it also writes this line to its stdout (the result comes once its output
+#: closes, before its exit status is known).
 NOT_PRELOADED = 97
+NOT_PRELOADED_LINE = "@@mrlm-code-not-preloaded"
 
 _BOOTSTRAP = """import sys
 harness = sys.modules.get("mrlm.envs.code._harness")
 if harness is None or getattr(harness, "SOURCE_STAMP", None) != {stamp!r}:
+    sys.stdout.write({line!r} + "\\n")
+    sys.stdout.flush()
     raise SystemExit({status})
 harness.main()
 """
@@ -118,7 +122,7 @@ def bootstrap_program() -> str:
     its classes and functions in every execution, would cost more than the rest of the execution;
     where the worker lacks it, the program exits with :data:`NOT_PRELOADED` and :func:`judge` runs
     the harness's own text instead."""
-    return _BOOTSTRAP.format(stamp=source_stamp(harness_source()), status=NOT_PRELOADED)
+    return _BOOTSTRAP.format(stamp=source_stamp(harness_source()), status=NOT_PRELOADED, line=NOT_PRELOADED_LINE)
 
 
 def judge(
@@ -151,9 +155,11 @@ def judge(
         "error_chars": error_chars,
     }
     stdin = json.dumps(payload)
-    result = sandbox.run(bootstrap_program(), stdin=stdin, limits=limits, prestart=True)
-    if result.exit_code == NOT_PRELOADED and RESULT_MARKER not in result.stdout:
-        result = sandbox.run(harness_source(), stdin=stdin, limits=limits)
+    result = sandbox.run(bootstrap_program(), stdin=stdin, limits=limits, prestart=True, until_output_closed=True)
+    if RESULT_MARKER not in result.stdout and (
+        result.exit_code == NOT_PRELOADED or result.stdout.startswith(NOT_PRELOADED_LINE)
+    ):
+        result = sandbox.run(harness_source(), stdin=stdin, limits=limits, until_output_closed=True)
     total = len(task.tests)
     report, problem = read_report(result.stdout, nonce)
     if report is None:

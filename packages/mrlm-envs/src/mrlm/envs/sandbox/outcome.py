@@ -40,6 +40,8 @@ def to_result(reply: dict[str, Any], limits: Limits) -> ExecutionResult:
         status, message = Status.KILLED, f"killed by signal {_signal_name(signum)}"
     elif exit_code == 0:
         status, message = Status.OK, "ok"
+    elif reply.get("exited") is False:  # answered once it closed its output (until_output_closed)
+        status, message = Status.OK, "ok (its output closed; not waited for to exit)"
     else:
         status, message = Status.ERROR, _error_line(stderr) or f"exit status {exit_code}"
     return ExecutionResult(

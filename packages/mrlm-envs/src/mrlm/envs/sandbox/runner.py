@@ -126,6 +126,7 @@ class Sandbox:
         files: Mapping[str, str] | None = None,
         limits: Limits | None = None,
         prestart: bool = False,
+        until_output_closed: bool = False,
     ) -> ExecutionResult:
         """Run ``source`` as the script ``main.py`` in a fresh scratch directory and report the outcome.
 
@@ -144,6 +145,13 @@ class Sandbox:
                 before reading stdin is their own preparation: that part runs before it is asked
                 for, and may run for nothing. A stdin larger than the worker's pipe (usually 1 MiB)
                 starts afresh.
+            until_output_closed: return as soon as the program has closed its stdout and stderr
+                (all of its processes), without waiting for it to exit: for programs whose output
+                is their whole result. The result's ``exit_code`` and ``signal`` are then None and
+                its status is OK unless a limit was reached first (or, with a memory cgroup, one
+                of its processes was killed for memory); the worker ends what is left of the
+                program before its next execution. Saves the program's exit (about a millisecond
+                for a Python process) from the wait for the result.
 
         Raises:
             ValueError: a file name escapes the scratch directory or the files are too large.
@@ -153,6 +161,8 @@ class Sandbox:
         request = build_request(source, stdin, files, limits)
         if prestart:
             request["prestart"] = True
+        if until_output_closed:
+            request["until_output_closed"] = True
         pool = self._current_pool()
         try:
             self._warn_once(pool.start())

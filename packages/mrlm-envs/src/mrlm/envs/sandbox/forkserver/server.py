@@ -3,8 +3,10 @@
 It runs single-threaded (forking is only safe without threads), as pid 1 of the worker's pid
 namespace when there is one, so that if it dies every execution dies with it. Per request it has a
 zygote (see :mod:`zygote`) fork the execution (see :mod:`child`), watches it (see :mod:`supervise`)
-and answers with what happened; after a request marked ``prestart`` it forks that program again
-and holds it at its stdin for the next request (see :meth:`ForkServer.prestart`). At start-up it tries every layer with a probe execution and drops,
+and answers with what happened (once the program has exited, or, for a request marked
+``until_output_closed``, once it has closed its output: the rest of it is ended after the reply);
+after a request marked ``prestart`` it forks that program again and holds it at its stdin for the
+next request (see :meth:`ForkServer.prestart`). At start-up it tries every layer with a probe execution and drops,
 with a warning, the ones this machine refuses.
 """
 
@@ -84,6 +86,7 @@ class ForkServer:
         self._scratch: scratches.PrivateScratch | None = None  # with a mount namespace
         self._oom_kills = 0  # the memory cgroup's count after the last execution
         self._held: Launched | None = None  # a program started ahead (see prestart)
+        self._unsettled: Launched | None = None  # answered at its output's end, not yet ended
         # Kept open, given to every execution: the job's memfd (rewritten each time; the zygote
         # reads it before forking) and /dev/null (the stdin of programs given none).
         self._job_file = os.memfd_create("job")
@@ -200,6 +203,10 @@ class ForkServer:
                 protocol.write_message(self.channel_out, reply)
             except OSError:
                 os._exit(0)
+            try:
+                self.settle()
+            except Exception:  # its zygote is dropped; the next execution starts a new one
+                self._unsettled = None
             if request.get("prestart") is True:
                 try:
                     self.prestart(request)
@@ -212,6 +219,7 @@ class ForkServer:
         A program started ahead for this very request (see :meth:`prestart`) gets its stdin and
         runs on from where it waits; any other started-ahead program is ended first.
         """
+        self.settle()
         held, self._held = self._held, None
         stdin = request.get("stdin", "").encode()
         if held is not None and not held.serves(request, stdin):
@@ -319,11 +327,16 @@ class ForkServer:
                 self._clean_up(opened, scratch)
 
     def _finish(self, launched: Launched, stdin: bytes) -> dict[str, Any]:
-        """Give a started execution its stdin (when it waits for it), watch it to its end, reply."""
+        """Give a started execution its stdin (when it waits for it), watch it to its end, reply.
+
+        A request marked ``until_output_closed`` is answered once the program has closed its output,
+        exited or not; what is left of it is ended by :meth:`settle`, after the reply is sent.
+        """
         limits = launched.request["limits"]
         zygote, pid, pidfd = launched.zygote, launched.pid, launched.pidfd
         contained = self.plan.on("pid_namespace")
         start = launched.start
+        settled = True
         try:
             if launched.stdin_write >= 0:
                 start = time.monotonic()  # its wall time starts now, not when it was started ahead
@@ -340,8 +353,10 @@ class ForkServer:
                     launched.status_read,
                     self.channel_in,
                     start + limits["wall_time_s"],
+                    until_output_closed=launched.request.get("until_output_closed") is True,
                 )
-                status, cpu_time = zygote.wait()  # with a pid namespace: once all its processes are gone
+                # With a pid namespace, the zygote answers once all the execution's processes are gone.
+                status, cpu_time = zygote.wait() if watch.exited else (None, None)
             except BaseException:
                 # The zygote's messages can no longer be trusted to line up: start afresh.
                 self._end(pid, pidfd, contained)
@@ -352,13 +367,26 @@ class ForkServer:
             memory = launched.memory
             if memory is not None:  # the OOM killer ended one of the execution's processes
                 oom_kills = memory.oom_kills()
-                oom_killed, self._oom_kills = oom_kills > self._oom_kills, oom_kills
+                oom_killed = oom_kills > self._oom_kills
+                if watch.exited:
+                    self._oom_kills = oom_kills
+            if not watch.exited:
+                settled, self._unsettled = False, launched
         finally:
-            self._clean_up(launched.opened, launched.scratch)
+            if settled:
+                self._clean_up(launched.opened, launched.scratch)
         return _reply(watch, status, cpu_time, duration, oom_killed)
 
+    def settle(self) -> None:
+        """End the execution answered at its output's end (see :meth:`_finish`), if there is one:
+        kill what is left of it, wait for the zygote to reap it, empty its scratch directory."""
+        launched, self._unsettled = self._unsettled, None
+        if launched is not None:
+            self._discard(launched)
+
     def _discard(self, launched: Launched) -> None:
-        """End a program started ahead for a request that did not come."""
+        """End an execution still running (started ahead for a request that did not come, or
+        answered at its output's end): kill it, wait until it has been reaped, clean up."""
         try:
             self._end(launched.pid, launched.pidfd, self.plan.on("pid_namespace"))
             try:
@@ -394,16 +422,20 @@ class ForkServer:
                 reaping.sweep(uid)
 
 
-def _reply(watch: Watch, status: int, cpu_time: float, duration: float, oom_killed: bool) -> dict[str, Any]:
+def _reply(
+    watch: Watch, status: int | None, cpu_time: float | None, duration: float, oom_killed: bool
+) -> dict[str, Any]:
+    """The reply for an execution; ``status`` is its wait status, None when it was answered at its
+    output's end without waiting for it to exit."""
     error = layer = None
     for message in watch.messages:
         if "error" in message:
             error, layer = str(message["error"]), message.get("layer")
             break
     exit_code = signum = None
-    if os.WIFEXITED(status):
+    if status is not None and os.WIFEXITED(status):
         exit_code = os.WEXITSTATUS(status)
-    elif os.WIFSIGNALED(status):
+    elif status is not None and os.WIFSIGNALED(status):
         signum = os.WTERMSIG(status)
     return {
         "exit_code": exit_code,
@@ -419,6 +451,7 @@ def _reply(watch: Watch, status: int, cpu_time: float, duration: float, oom_kill
         "layer": layer,
         "caller_gone": watch.caller_gone,
         "oom_killed": oom_killed,
+        "exited": watch.exited,
     }
 
 

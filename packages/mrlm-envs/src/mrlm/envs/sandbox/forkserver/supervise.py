@@ -3,6 +3,8 @@
 Ends once the execution's process has exited and every pipe has reached end-of-file, which in a pid
 namespace means every process of the execution is gone. Without one, descendants may hold the pipes
 open, so they are killed when the process exits and reading stops a short grace period later.
+Asked to end at its output's end, it ends as soon as every pipe has reached end-of-file, exited or
+not: the caller takes what the program wrote as the result and ends the rest itself.
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ class Watch:
         self.timed_out = False
         self.output_exceeded = False
         self.caller_gone = False
+        self.exited = False
 
 
 class Target(NamedTuple):
@@ -68,7 +71,13 @@ class Target(NamedTuple):
 
 
 def supervise(
-    target: Target, stdout: Stream, stderr: Stream, status_fd: int, channel_fd: int, deadline: float
+    target: Target,
+    stdout: Stream,
+    stderr: Stream,
+    status_fd: int,
+    channel_fd: int,
+    deadline: float,
+    until_output_closed: bool = False,
 ) -> Watch:
     """Read until the process has exited and every pipe has closed, killing it when it must end.
 
@@ -78,6 +87,8 @@ def supervise(
         status_fd: the status pipe's read end (JSON lines about failed setup steps).
         channel_fd: the caller's request pipe: readable here only when the caller has gone.
         deadline: ``time.monotonic()`` instant of the wall-time limit.
+        until_output_closed: stop once every pipe has closed, whether or not the process has exited
+            (``Watch.exited`` says whether it was seen to); the caller then ends the execution.
     """
     watch = Watch(stdout, stderr)
     streams = {stdout.fd: stdout, stderr.fd: stderr}
@@ -97,7 +108,7 @@ def supervise(
             target.kill()
             deadline = time.monotonic() + (_GRACE_CONTAINED_S if target.contained else _GRACE_LOOSE_S)
 
-    while open_fds or not exited:
+    while open_fds or not (exited or until_output_closed):
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             if killed:
@@ -126,6 +137,7 @@ def supervise(
                     if stream.truncated and not killed:
                         kill("output_exceeded")
     watch.messages = _parse_lines(bytes(status))
+    watch.exited = exited
     return watch
 
 
