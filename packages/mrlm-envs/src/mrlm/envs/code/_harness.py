@@ -161,7 +161,8 @@ def _json_codecs() -> tuple[Any, Any]:
 _dumps, _loads = _json_codecs()
 
 
-def _send(fd: int, message: object, attachments: list[bytes] | None = None) -> None:
+def _send(fd: int, message: object, attachments: list[memoryview] | None = None) -> None:
+    """Write one message; ``attachments`` are byte views (``len`` is their size in bytes)."""
     data = _dumps(message).encode("ascii")
     parts = [len(data).to_bytes(_HEADER, "big"), len(attachments or ()).to_bytes(_HEADER, "big"), data]
     for attachment in attachments or ():
@@ -178,7 +179,7 @@ def _send(fd: int, message: object, attachments: list[bytes] | None = None) -> N
             view = view[os.write(fd, view) :]
 
 
-def _receive(fd: int) -> tuple[Any, list[bytes]]:
+def _receive(fd: int) -> tuple[Any, list[bytearray]]:
     """The next message and its attachments, or raise :class:`SolutionGone` at end of file or on a
     malformed or oversized one."""
     header = _read_exactly(fd, 2 * _HEADER)
@@ -201,24 +202,27 @@ def _receive(fd: int) -> tuple[Any, list[bytes]]:
         ) from None
 
 
-def _read_exactly(fd: int, size: int) -> bytes:
-    chunks, missing = [], size
-    while missing:
-        chunk = _read_some(fd, min(missing, 1 << 20))
-        if not chunk:
+def _read_exactly(fd: int, size: int) -> bytearray:
+    """``size`` bytes (callers bound it), read straight into one buffer: large values are not
+    copied again to join their pieces."""
+    buffer = bytearray(size)
+    view, filled = memoryview(buffer), 0
+    while filled < size:
+        count = _read_into(fd, view[filled:])
+        if not count:
             raise SolutionGone("the solution process ended")
-        chunks.append(chunk)
-        missing -= len(chunk)
-    return b"".join(chunks)
+        filled += count
+    return buffer
 
 
-def _read_some(fd: int, size: int) -> bytes:
-    """Up to ``size`` bytes from the non-blocking pipe ``fd`` (see :func:`_start_solution_process`),
-    polling it for :data:`_POLL_S` before sleeping until it is readable; b"" at end of file."""
+def _read_into(fd: int, view: memoryview) -> int:
+    """Read from the non-blocking pipe ``fd`` (see :func:`_start_solution_process`) into ``view``,
+    polling it for :data:`_POLL_S` before sleeping until it is readable; the count read, 0 at end
+    of file."""
     give_up = 0.0
     while True:
         try:
-            return os.read(fd, size)
+            return os.readv(fd, (view,))
         except BlockingIOError:
             pass
         now = time.perf_counter()
@@ -250,7 +254,7 @@ class _Out:
 
     __slots__ = ("attachments", "reference")
 
-    def __init__(self, reference: Any, attachments: list[bytes] | None) -> None:
+    def __init__(self, reference: Any, attachments: list[memoryview] | None) -> None:
         self.reference, self.attachments = reference, attachments
 
 
@@ -261,7 +265,7 @@ class _In:
 
     __slots__ = ("attachments", "resolve", "unpacked")
 
-    def __init__(self, resolve: Any, attachments: list[bytes]) -> None:
+    def __init__(self, resolve: Any, attachments: list[bytearray]) -> None:
         self.resolve, self.attachments = resolve, attachments
         self.unpacked: set[int] = set()
 
@@ -278,11 +282,11 @@ def _encode(value: Any, out: _Out, depth: int = 0) -> Any:
             return {"$": "int", "v": hex(value)}
         return value
     if kind is list:
-        types = set(map(type, value))
-        if len(value) >= _PACK_MIN and len(types) == 1:
-            packed = _packed(value, next(iter(types)), out)
+        if len(value) >= _PACK_MIN:
+            packed = _packed(value, out)
             if packed is not None:
                 return packed
+        types = set(map(type, value))
         if _plain(value, types):  # the common case, at C speed
             return value
         if types == {tuple}:
@@ -318,19 +322,22 @@ def _plain(items: list[Any], types: set[type]) -> bool:
 #: Lists of this many ints or floats, or more, cross packed: json's text is slow for them.
 _PACK_MIN = 64
 _PACK_CODES = {int: "q", float: "d"}
+_count_of = operator.countOf
 
 
-def _packed(value: list[Any], kind: type, out: _Out) -> Any:
+def _packed(value: list[Any], out: _Out) -> Any:
     """A list of only ints (that fit 64 bits) or only floats as machine words in an attachment,
     else None."""
+    kind = type(value[0])
     code = _PACK_CODES.get(kind)
-    if code is None or out.attachments is None:
+    # Exact types only: array() would also take bools and int subclasses, and make ints of them.
+    if code is None or out.attachments is None or _count_of(map(type, value), kind) != len(value):
         return None
     try:
         words = array.array(code, value)
     except OverflowError:
         return None
-    out.attachments.append(words.tobytes())
+    out.attachments.append(memoryview(words).cast("B"))  # sent as it is, not copied to bytes
     return {"$": code, "v": len(out.attachments) - 1}
 
 
@@ -391,10 +398,13 @@ def _decode(data: Any, into: _In, depth: int = 0) -> Any:
             if type(pair) is list and len(pair) == 2
         }
     if tag == "q" or tag == "d":  # see _packed
-        packed = into.attachments[_integer(raw)]
-        words = array.array(tag)
-        words.frombytes(packed)
-        items = words.tolist()
+        index = _integer(raw)
+        if not 0 <= index < len(into.attachments):
+            raise ValueError("a malformed packed list")
+        try:  # read in place: no copy into an array first
+            items = memoryview(into.attachments[index]).cast(tag).tolist()
+        except TypeError:  # not a whole number of words
+            raise ValueError("a malformed packed list") from None
         if tag == "d" and any(item != item for item in items):
             items = [item if item == item else into.resolve("nan", item) for item in items]
         into.unpacked.add(id(items))
@@ -885,7 +895,7 @@ def _start_solution_process() -> tuple[int, int, int]:
         with contextlib.suppress(OSError):  # fewer switches between the processes for large values
             fcntl.fcntl(fd, _F_SETPIPE_SZ, 1 << 20)
     for fd in (to_child_read, from_child_read):
-        os.set_blocking(fd, False)  # each end polls before it sleeps (see _read_some)
+        os.set_blocking(fd, False)  # each end polls before it sleeps (see _read_into)
     pid = os.fork()
     if pid == 0:
         try:
