@@ -32,7 +32,9 @@ never runs:
 Protocol with :mod:`mrlm.envs.code.execution`:
 
 - stdin: one JSON object: ``nonce``, ``solution`` (source), ``entry_point``, ``test_setup``
-  (source), ``steps`` (``[[source, counted], ...]``), ``step_time_limit_s`` and ``error_chars``.
+  (source), ``steps`` (``[[source, counted], ...]``), ``step_time_limit_s``, ``error_chars`` and,
+  optionally, ``compiled`` (the set-up and steps compiled by the caller: a marshalled list of code
+  objects, in hex) with ``compiled_for`` (the ``sys.version`` of the interpreter that compiled them).
 - stdout: one line ``RESULT_MARKER <nonce> <report>``, after which the judge closes its stdout and
   stderr (the sandbox answers then, see ``Sandbox.run``'s ``until_output_closed``), where ``<report>`` is the ``repr`` of a dict of
   plain ``str``/``int``/``bool``/``None``/``list`` values. Its ``"stage"`` says how far the run got:
@@ -61,6 +63,7 @@ import contextlib
 import fcntl
 import itertools
 import json
+import marshal
 import math
 import operator
 import os
@@ -1303,8 +1306,12 @@ def _evaluate(payload: dict[str, Any], peer: _Peer, limit: int) -> dict[str, Any
     # The solution loads in its process while the tests compile in this one.
     with contextlib.suppress(SolutionGone):  # then the answer below says so
         peer.send_request("load", 0, [payload.pop("solution")])
-    setup = compile(payload["test_setup"], "<test setup>", "exec")
-    steps = [(compile(code, "<test>", "exec"), bool(counted)) for code, counted in payload["steps"]]
+    codes = _precompiled(payload)
+    if codes is None:
+        codes = [compile(payload["test_setup"], "<test setup>", "exec")]
+        codes += [compile(code, "<test>", "exec") for code, _ in payload["steps"]]
+    setup = codes[0]
+    steps = [(code, bool(counted)) for code, (_, counted) in zip(codes[1:], payload["steps"], strict=True)]
     counted = sum(1 for _, is_test in steps if is_test)
 
     def run(action: Any) -> tuple[bool, str, bool, int | None]:
@@ -1382,6 +1389,18 @@ def _evaluate(payload: dict[str, Any], peer: _Peer, limit: int) -> dict[str, Any
         elif failed:
             skip_reason = f"not run: a set-up statement before it failed: {error}"
     return {"stage": "tests", "results": results}
+
+
+def _precompiled(payload: dict[str, Any]) -> list[Any] | None:
+    """The tests as the caller compiled them (set-up first, then each step), where it ran this
+    very interpreter; else None, and the judge compiles them. From the caller, so safe to load."""
+    compiled = payload.get("compiled")
+    if type(compiled) is not str or payload.get("compiled_for") != sys.version:
+        return None
+    codes = marshal.loads(bytes.fromhex(compiled))
+    if type(codes) is not list or len(codes) != 1 + len(payload["steps"]):
+        return None
+    return codes
 
 
 def _names(peer: _Peer, entries: list[Any]) -> dict[str, Any]:
