@@ -79,13 +79,21 @@ def _run_json(name: str, tmp_path: Path, *args: str) -> dict[str, Any]:
 
 @pytest.mark.slow
 def test_dpo_examples_raise_the_warm_models_success(tmp_path: Path) -> None:
-    """DPO on the model's own right and wrong answers, then online DPO from the same warm-up, each
-    lift greedy success on the quickstart's problems (40.1% after SFT -> 48.1% and 53.7% here)."""
+    """DPO on the model's own right and wrong answers, then online DPO from the same warm-up (30 of
+    its 60 steps), each lift greedy success on the quickstart's problems (38.3% after SFT -> 46.3%
+    and 53.1% on a 2-core CPU)."""
     offline = _run_json("dpo_math.py", tmp_path, "--output-dir", "dpo")
     assert offline["pairs"] > 100
     assert offline["after"] >= offline["before"] + 0.03, offline
     online = _run_json(
-        "online_dpo_math.py", tmp_path, "--output-dir", "online", "--sft-model", offline["sft_model"]
+        "online_dpo_math.py",
+        tmp_path,
+        "--output-dir",
+        "online",
+        "--sft-model",
+        offline["sft_model"],
+        "--steps",
+        "30",
     )
     assert online["before"] == offline["before"]  # the same warm model, evaluated the same way
     assert online["after"] >= online["before"] + 0.05, online
