@@ -4,23 +4,27 @@ compiles their text itself otherwise; tests that do not compile are reported as 
 from __future__ import annotations
 
 import json
+import marshal
+import subprocess
 import sys
 
+import pytest
+
 from mrlm.envs.code import CodeTask, TestStep, build_program, judge
-from mrlm.envs.code.execution import bootstrap_program, compiled_tests, read_report
+from mrlm.envs.code.execution import MAX_COMPILED_CHARS, bootstrap_program, compiled_tests, read_report
 from mrlm.envs.sandbox import Limits, Sandbox
 
 LIMITS = Limits(wall_time_s=10.0, cpu_time_s=10.0)
 
 
-def _report(sandbox: Sandbox, compiled: str | None, compiled_for: str) -> dict:
-    """The judge's report on a task whose test text passes, sent with ``compiled`` code."""
+def _report(sandbox: Sandbox, compiled: str | None, compiled_for: str, test: str = "assert f() == 1") -> dict:
+    """The judge's report on a task whose test text is ``test``, sent with ``compiled`` code."""
     payload = {
         "nonce": "n0",
         "solution": "def f():\n    return 1\n",
         "entry_point": "f",
         "test_setup": "",
-        "steps": [["assert f() == 1", True]],
+        "steps": [[test, True]],
         "compiled": compiled,
         "compiled_for": compiled_for,
         "step_time_limit_s": 5.0,
@@ -57,3 +61,32 @@ def test_tests_that_do_not_compile_are_judged_as_before(sandbox: Sandbox) -> Non
         build_program(task, "def f():\n    return 1\n"), task, sandbox, LIMITS, step_time_limit_s=5.0
     )
     assert verdict.outcome == "error" and "SyntaxError" in verdict.message, verdict
+
+
+def test_a_caller_under_python_o_still_sends_the_asserts() -> None:
+    # -O strips asserts from what compile() makes by default: every test would pass.
+    script = (
+        "from mrlm.envs.code.execution import compiled_tests\nprint(compiled_tests('', ('assert 1 == 2',)))\n"
+    )
+    made = subprocess.run([sys.executable, "-O", "-c", script], capture_output=True, text=True, check=True)
+    (code,) = marshal.loads(bytes.fromhex(made.stdout.strip()))[1:]
+    with pytest.raises(AssertionError):
+        exec(code, {})
+
+
+def test_the_compiled_tests_mean_what_the_judge_makes_of_their_text(sandbox: Sandbox) -> None:
+    # The judge compiles text under its module's future flags (annotations stay unevaluated).
+    test = "def g(x: NotDefinedAnywhere) -> None:\n    pass\nassert f() == 1"
+    compiled = compiled_tests("", (test,))
+    from_text = _report(sandbox, compiled, "another interpreter", test)
+    from_compiled = _report(sandbox, compiled, sys.version, test)
+    assert from_compiled["results"] == from_text["results"] == [[True, None, False, None]], (
+        from_text,
+        from_compiled,
+    )
+
+
+def test_tests_too_large_to_send_compiled_go_as_text() -> None:
+    steps = tuple(f"assert {index} == {index}" for index in range(3000))
+    assert compiled_tests("", steps[:10]) is not None
+    assert compiled_tests("", steps) is None, MAX_COMPILED_CHARS

@@ -9,6 +9,7 @@ anything stays on its side. Nothing of the program runs in this process either.
 """
 
 from __future__ import annotations
+import __future__
 
 import ast
 import json
@@ -176,18 +177,32 @@ def judge(
     return _from_report(report, result, total)
 
 
+#: The longest compiled tests sent (hex characters): more would not fit the pipe of a judge started
+#: ahead together with the rest of its input, and it would start afresh.
+MAX_COMPILED_CHARS = 1 << 18
+#: How the judge compiles tests it gets as text: as its own module does (``from __future__ import
+#: annotations``), whatever this caller's module or interpreter flags are.
+_COMPILE_FLAGS = __future__.annotations.compiler_flag
+
+
 @lru_cache(maxsize=1024)
 def compiled_tests(test_setup: str, steps: tuple[str, ...]) -> str | None:
     """A task's test set-up and steps compiled here, marshalled, in hex; None when one does not
-    compile (the judge then reports it). The judge loads these where its interpreter is this one
-    (``compiled_for``) rather than compiling the tests in every execution, which costs it about a
-    millisecond of a fresh process's time; a task is judged many times, so the cache pays."""
+    compile (the judge then reports it) or the result is over :data:`MAX_COMPILED_CHARS`. The
+    judge loads these where its interpreter is this one (``compiled_for``) rather than compiling
+    the tests in every execution, which costs it about a millisecond of a fresh process's time; a
+    task is judged many times, so the cache pays. Compiled as the judge would: the same future
+    flags, and ``optimize=0`` so that a caller running under ``python -O`` keeps the asserts."""
+
+    def compiled(source: str, name: str) -> Any:
+        return compile(source, name, "exec", flags=_COMPILE_FLAGS, dont_inherit=True, optimize=0)
+
     try:
-        codes = [compile(test_setup, "<test setup>", "exec")]
-        codes += [compile(code, "<test>", "exec") for code in steps]
+        codes = [compiled(test_setup, "<test setup>"), *(compiled(code, "<test>") for code in steps)]
     except (SyntaxError, ValueError, OverflowError, MemoryError, RecursionError):
         return None
-    return marshal.dumps(codes).hex()
+    text = marshal.dumps(codes).hex()
+    return text if len(text) <= MAX_COMPILED_CHARS else None
 
 
 def read_report(stdout: str, nonce: str) -> tuple[dict[str, Any] | None, str]:
