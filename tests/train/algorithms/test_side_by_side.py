@@ -13,6 +13,7 @@ import torch
 from mrlm.train.algorithms import onpolicy
 from mrlm.train.algorithms.onpolicy import Normalisers, Part, Rows, update_parts
 from mrlm.train.generation import HFGenerator, SamplingParams
+from mrlm.train.generation.joint import generate_jointly
 from mrlm.train.generation.logprobs import token_logprobs
 from mrlm.train.loop import DistributedConfig, OptimConfig, RunConfig, TrainingSession
 from mrlm.train.rollout import RolloutBatch, Trajectory, collate, sampler
@@ -48,7 +49,9 @@ def _table(tokenizer: Any, models: Mapping[str, torch.nn.Module], seed: int | No
 def test_separate_models_generate_side_by_side_what_they_generate_in_turn(
     tokenizer: Any, side_by_side_calls: list[int], seed: int | None
 ) -> None:
-    models = {"a": build_tiny_model(tokenizer, seed=1), "b": build_tiny_model(tokenizer, seed=2)}
+    # Models of different shapes (those of one shape decode jointly: the next test).
+    narrow = build_tiny_model(tokenizer, seed=2, hidden_size=32, num_heads=2, num_kv_heads=1)
+    models = {"a": build_tiny_model(tokenizer, seed=1), "b": narrow}
     requests = [("a", [5, 6, 7]), ("b", [8, 9]), ("a", [10, 11]), ("b", [12, 13, 14])]
 
     torch.manual_seed(3)
@@ -67,6 +70,39 @@ def test_separate_models_generate_side_by_side_what_they_generate_in_turn(
     for got, want in zip(apart, expected, strict=True):
         torch.testing.assert_close(
             torch.tensor(got.logprobs), torch.tensor(want.logprobs), rtol=1e-5, atol=1e-6
+        )
+
+
+@pytest.mark.usefixtures("two_threads")
+@pytest.mark.parametrize("seed", [7, None])
+def test_separate_models_of_one_shape_decode_jointly_what_they_generate_in_turn(
+    tokenizer: Any, side_by_side_calls: list[int], monkeypatch: pytest.MonkeyPatch, seed: int | None
+) -> None:
+    joint_calls: list[int] = []
+
+    def counting(generators: Any, prompts: Any, params: Any) -> Any:
+        joint_calls.append(len(generators))
+        return generate_jointly(generators, prompts, params)
+
+    monkeypatch.setattr(sampler, "generate_jointly", counting)
+    models = {"a": build_tiny_model(tokenizer, seed=1), "b": build_tiny_model(tokenizer, seed=2)}
+    requests = [("a", [5, 6, 7]), ("b", [8, 9]), ("a", [10, 11]), ("b", [12, 13, 14])]
+
+    torch.manual_seed(3)
+    joint = sampler.generate_round(_table(tokenizer, models, seed), requests, call=2, turn=1)
+    assert (joint_calls, side_by_side_calls) == ([2], [])
+
+    torch.manual_seed(3)
+    in_turn = []
+    for index, name in enumerate(models):
+        table = _table(tokenizer, {name: models[name]}, seed)
+        params = sampler.round_params(table.sampling(name), 2, 1, index)
+        in_turn.append(table[name].generator.generate([p for n, p in requests if n == name], params))
+    expected = [in_turn[0][0], in_turn[1][0], in_turn[0][1], in_turn[1][1]]
+    assert [c.token_ids for c in joint] == [c.token_ids for c in expected]
+    for got, want in zip(joint, expected, strict=True):
+        torch.testing.assert_close(
+            torch.tensor(got.logprobs), torch.tensor(want.logprobs), rtol=1e-4, atol=1e-5
         )
 
 

@@ -66,18 +66,42 @@ class _Projection:
         return F.linear(x, self.weight, self.bias)
 
 
+class _Norm:
+    """RMSNorm over the last dimension with the model's weight (differentiable, any device)."""
+
+    def __init__(self, weight: torch.Tensor, eps: float) -> None:
+        self.weight, self.eps = weight, eps
+
+    def __call__(self, x: torch.Tensor) -> torch.Tensor:
+        return F.rms_norm(x, (x.shape[-1],), self.weight, self.eps)
+
+
+class _Embedding:
+    """Token ids to the model's input embeddings."""
+
+    def __init__(self, weight: torch.Tensor) -> None:
+        self.weight = weight
+
+    def __call__(self, ids: torch.Tensor) -> torch.Tensor:
+        return F.embedding(ids, self.weight)
+
+
+#: A layer's pieces as the passes call them: tensors in, tensors out.
+_Op = Callable[[torch.Tensor], torch.Tensor]
+
+
 @dataclass
 class _Layer:
     """One decoder block's parameters, as the direct passes use them."""
 
-    input_norm: torch.Tensor
-    qkv: _Projection  # q and k rows in rotary-pair order, then v
-    o_proj: _Projection
-    post_norm: torch.Tensor
-    gate: _Projection
-    up: _Projection
-    down: _Projection
-    act: Callable[[torch.Tensor], torch.Tensor]
+    input_norm: _Op
+    qkv: _Op  # q and k rows in rotary-pair order, then v
+    o_proj: _Op
+    post_norm: _Op
+    gate: _Op
+    up: _Op
+    down: _Op
+    act: _Op
 
 
 @dataclass
@@ -92,8 +116,10 @@ class _Part:
 
 @dataclass
 class _Weights:
+    embed: _Op
     layers: list[_Layer]
-    lm_head: _Projection
+    final_norm: _Op
+    lm_head: _Op
 
 
 @dataclass
@@ -125,7 +151,7 @@ class DirectModel:
         self.model = model
         backbone = model.model
         self.rotary = backbone.rotary_emb
-        self._silu = str(getattr(model.config, "hidden_act", "")) in ("silu", "swish")
+        self.silu = str(getattr(model.config, "hidden_act", "")) in ("silu", "swish")
         first = backbone.layers[0].self_attn
         self.head_dim = int(first.head_dim)
         self.num_heads = int(first.q_proj.out_features) // self.head_dim
@@ -166,7 +192,7 @@ class DirectModel:
         hidden, keys, values = self._forward(
             weights.layers, input_ids, rotations[:, :width], _self_mask(real)
         )
-        logits = weights.lm_head(self._final_norm(hidden[:, -1]))[rows]
+        logits = weights.lm_head(weights.final_norm(hidden[:, -1]))[rows]
 
         total = width + budget
         mask = _additive(torch.cat([real, real.new_ones((real.shape[0], budget))], dim=1), hidden.dtype)
@@ -187,7 +213,7 @@ class DirectModel:
         rotation = state.rotations[:, state.step].unsqueeze(1)  # [n, 1, d/2]
         groups = self.num_heads // self.num_kv_heads
         mask = state.mask[..., : slot + 1]
-        hidden = F.embedding(tokens, self._embedding())  # [n, D]
+        hidden = state.weights.embed(tokens)  # [n, D]
         for layer, keys, values in zip(state.weights.layers, state.keys, state.values, strict=True):
             q, k, v = self._qkv(layer, hidden, rotation)  # [n, H, d]
             keys[:, :, slot].copy_(k)
@@ -202,7 +228,7 @@ class DirectModel:
             hidden = self._block_rest(layer, hidden, attended.reshape(n, -1))
         state.length += 1
         state.step += 1
-        return state.weights.lm_head(self._final_norm(hidden))
+        return state.weights.lm_head(state.weights.final_norm(hidden))
 
     @staticmethod
     def keep_rows(state: _DecodeState, live: torch.Tensor) -> None:
@@ -238,7 +264,8 @@ class DirectModel:
         states, split = self.scored_states(input_ids, attention_mask, completion_mask)
         targets = input_ids[:, split:]
         lm_head = self._weights(few_rows=False).lm_head
-        chunks = row_chunks(states.shape[0], states.shape[1] * lm_head.weight.shape[0])
+        vocab = int(self.model.get_output_embeddings().weight.shape[0])
+        chunks = row_chunks(states.shape[0], states.shape[1] * vocab)
         shifted = torch.cat(
             [selected_logprobs(lm_head(states[rows]), targets[rows], temperature) for rows in chunks]
         )  # [B, T - split]
@@ -362,24 +389,29 @@ class DirectModel:
             gate, up = mlp.gate_proj, mlp.up_proj
             layers.append(
                 _Layer(
-                    input_norm=block.input_layernorm.weight,
+                    input_norm=_Norm(block.input_layernorm.weight, self.eps),
                     qkv=_Projection(weight, bias, few_rows),
                     o_proj=_Projection(attention.o_proj.weight, attention.o_proj.bias, few_rows),
-                    post_norm=block.post_attention_layernorm.weight,
+                    post_norm=_Norm(block.post_attention_layernorm.weight, self.eps),
                     gate=_Projection(gate.weight, gate.bias, few_rows),
                     up=_Projection(up.weight, up.bias, few_rows),
                     down=_Projection(mlp.down_proj.weight, mlp.down_proj.bias, few_rows),
-                    act=F.silu if self._silu else mlp.act_fn,
+                    act=F.silu if self.silu else mlp.act_fn,
                 )
             )
         head = self.model.get_output_embeddings()
-        return _Weights(layers, _Projection(head.weight, head.bias, few_rows))
+        return _Weights(
+            embed=_Embedding(self._embedding()),
+            layers=layers,
+            final_norm=_Norm(self.model.model.norm.weight, self.eps),
+            lm_head=_Projection(head.weight, head.bias, few_rows),
+        )
 
     def _qkv(
         self, layer: _Layer, hidden: torch.Tensor, rotation: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Rotated q ``[..., Hq, d]``, rotated k and v ``[..., Hkv, d]`` of ``hidden`` ``[..., D]``."""
-        normed = F.rms_norm(hidden, (hidden.shape[-1],), layer.input_norm, self.eps)
+        normed = layer.input_norm(hidden)
         qkv = layer.qkv(normed)
         qkv = qkv.view(*hidden.shape[:-1], self.num_heads + 2 * self.num_kv_heads, self.head_dim)
         rotated_heads = self.num_heads + self.num_kv_heads
@@ -390,7 +422,7 @@ class DirectModel:
     def _block_rest(self, layer: _Layer, hidden: torch.Tensor, attended: torch.Tensor) -> torch.Tensor:
         """The attention output projection, the residuals and the MLP."""
         hidden = hidden + layer.o_proj(attended)
-        normed = F.rms_norm(hidden, (hidden.shape[-1],), layer.post_norm, self.eps)
+        normed = layer.post_norm(hidden)
         return hidden + layer.down(layer.act(layer.gate(normed)) * layer.up(normed))
 
     def _final_norm(self, hidden: torch.Tensor) -> torch.Tensor:

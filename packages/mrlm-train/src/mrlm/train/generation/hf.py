@@ -11,7 +11,7 @@ any other model through its forward.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 import torch
@@ -66,9 +66,7 @@ class HFGenerator:
             return []
         if any(len(p) == 0 for p in prompts):
             raise ValueError("every prompt needs at least one token")
-        stop_ids: tuple[int, ...] = ()
-        if not params.ignore_stop:
-            stop_ids = self.default_stop_ids if params.stop_token_ids is None else params.stop_token_ids
+        stop_ids = self.stop_ids(params)
         width = max(len(p) for p in prompts)
         check_fits(self.model, len(prompts), width, params.max_new_tokens, self.device)
         seed = params.seed if params.seed is not None else int(torch.randint(0, 2**62, ()).item())
@@ -90,11 +88,13 @@ class HFGenerator:
             if was_training:
                 self.model.train()
 
-        completions = []
-        for row, n in enumerate(lengths.tolist()):
-            reason: FinishReason = "stop" if stopped[row] else "length"
-            completions.append(Completion(tokens[row][:n], logprobs[row][:n], reason))
-        return completions
+        return completions_of(tokens, logprobs, lengths, stopped)
+
+    def stop_ids(self, params: SamplingParams) -> tuple[int, ...]:
+        """The ids that end a completion under ``params``: none with ``ignore_stop``."""
+        if params.ignore_stop:
+            return ()
+        return self.default_stop_ids if params.stop_token_ids is None else tuple(params.stop_token_ids)
 
     def _sample(
         self,
@@ -102,75 +102,115 @@ class HFGenerator:
         params: SamplingParams,
         stop_ids: Sequence[int],
         rng: torch.Generator,
-    ) -> tuple[list[list[int]], list[list[float]], torch.Tensor, list[bool]]:
-        """The decoding loop. Returns per-row token and log-prob lists (padded to ``max_new_tokens``),
-        ``[B]`` lengths and whether each row ended on a stop token."""
+    ) -> Sampled:
+        """Prefill the prompts and run :func:`decode_loop` on them."""
         device = self.device
         batch, budget = len(prompts), params.max_new_tokens
-        width = max(len(p) for p in prompts)
-
-        # Rows with the same prompt (the members of a group) share one prefill.
-        distinct: dict[tuple[int, ...], int] = {}
-        prompt_of_row = [distinct.setdefault(tuple(p), len(distinct)) for p in prompts]
-        input_ids = torch.full((len(distinct), width), self.pad_token_id, dtype=torch.long)
-        attention = torch.zeros((len(distinct), width), dtype=torch.long)
-        for index, prompt in enumerate(distinct):
-            input_ids[index, width - len(prompt) :] = torch.as_tensor(prompt, dtype=torch.long)
-            attention[index, width - len(prompt) :] = 1
-        input_ids, attention = input_ids.to(device), attention.to(device)
-        first = torch.tensor(prompt_of_row, dtype=torch.long, device=device)
-
-        out_tokens = torch.full((batch, budget), self.pad_token_id, dtype=torch.long, device=device)
-        out_logprobs = torch.zeros((batch, budget), dtype=torch.float32, device=device)
-        lengths = torch.full((batch,), budget, dtype=torch.long, device=device)
-        stopped = torch.zeros(batch, dtype=torch.bool, device=device)
-        stop_tensor = torch.tensor(list(stop_ids), dtype=torch.long, device=device)
-
+        input_ids, attention, first = prompt_layout(prompts, self.pad_token_id, device)
         decoder = direct_model_or_reason(self.model) if self.direct else "turned off"
-        decoding: _Decoding
+        decoding: Decoding
         if isinstance(decoder, DirectModel):
             decoding, logits = decoder.start(input_ids, attention, first, budget)
         else:
             decoding = _ForwardDecoding(self.model, self._keep_last)
             logits = decoding.start(input_ids, attention, first, budget)
-        rows = torch.arange(batch, device=device)  # original row of each live row
-        all_live = True
 
-        for step in range(budget):
-            # Noise for every original row, live or not: a row's draws never depend on when the
-            # other rows stopped.
-            noise = None if params.greedy else torch.rand(batch, generator=rng, device=device)
-            if noise is not None and not all_live:
-                noise = noise[rows]
-            tokens, logprobs = sample_next(logits, params, noise)
-            if all_live:
-                out_tokens[:, step] = tokens
-                out_logprobs[:, step] = logprobs
-            else:
-                out_tokens[rows, step] = tokens
-                out_logprobs[rows, step] = logprobs
-            last_step = step == budget - 1
-            if len(stop_ids) > 0:
-                hit = torch.isin(tokens, stop_tensor)
-                if bool(hit.any()):
-                    lengths[rows[hit]] = step + 1
-                    stopped[rows[hit]] = True
-                    live = (~hit).nonzero().squeeze(1)
-                    if live.numel() == 0 or last_step:
-                        break
-                    # Drop finished rows everywhere, so later steps compute only live ones.
-                    decoding.keep(live)
-                    rows, tokens = rows[live], tokens[live]
-                    all_live = False
-            if last_step:
-                break
-            logits = decoding.step(tokens)
-        decoding.close()
+        def noise() -> torch.Tensor:
+            return torch.rand(batch, generator=rng, device=device)
 
-        return out_tokens.tolist(), out_logprobs.tolist(), lengths.cpu(), stopped.tolist()
+        return decode_loop(decoding, logits, params, stop_ids, noise, self.pad_token_id)
 
 
-class _Decoding(Protocol):
+#: Per-row token and log-prob lists (padded to ``max_new_tokens``), ``[B]`` lengths, and whether
+#: each row ended on a stop token.
+Sampled = tuple[list[list[int]], list[list[float]], torch.Tensor, list[bool]]
+
+
+def prompt_layout(
+    prompts: Sequence[Sequence[int]], pad_token_id: int, device: torch.device
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The distinct prompts left-padded ``[U, W]``, their attention mask ``[U, W]``, and which of
+    them each row continues ``[B]``: rows with the same prompt (a group's members) share its prefill."""
+    width = max(len(p) for p in prompts)
+    distinct: dict[tuple[int, ...], int] = {}
+    prompt_of_row = [distinct.setdefault(tuple(p), len(distinct)) for p in prompts]
+    input_ids = torch.full((len(distinct), width), pad_token_id, dtype=torch.long)
+    attention = torch.zeros((len(distinct), width), dtype=torch.long)
+    for index, prompt in enumerate(distinct):
+        input_ids[index, width - len(prompt) :] = torch.as_tensor(prompt, dtype=torch.long)
+        attention[index, width - len(prompt) :] = 1
+    first = torch.tensor(prompt_of_row, dtype=torch.long, device=device)
+    return input_ids.to(device), attention.to(device), first
+
+
+def decode_loop(
+    decoding: Decoding,
+    logits: torch.Tensor,
+    params: SamplingParams,
+    stop_ids: Sequence[int],
+    noise: Callable[[], torch.Tensor],
+    pad_token_id: int,
+) -> Sampled:
+    """Sample up to ``params.max_new_tokens`` tokens per row from a prefilled batch.
+
+    ``logits`` ``[B, V]`` are the first token's; ``noise()`` gives the ``[B]`` uniforms of one
+    step for every original row (drawn every step, live or not, so that a row's draws never depend
+    on when the other rows stopped). A row that emits one of ``stop_ids`` leaves the batch.
+    """
+    device = logits.device
+    batch, budget = logits.shape[0], params.max_new_tokens
+    out_tokens = torch.full((batch, budget), pad_token_id, dtype=torch.long, device=device)
+    out_logprobs = torch.zeros((batch, budget), dtype=torch.float32, device=device)
+    lengths = torch.full((batch,), budget, dtype=torch.long, device=device)
+    stopped = torch.zeros(batch, dtype=torch.bool, device=device)
+    stop_tensor = torch.tensor(list(stop_ids), dtype=torch.long, device=device)
+    rows = torch.arange(batch, device=device)  # original row of each live row
+    all_live = True
+
+    for step in range(budget):
+        uniforms = None if params.greedy else noise()
+        if uniforms is not None and not all_live:
+            uniforms = uniforms[rows]
+        tokens, logprobs = sample_next(logits, params, uniforms)
+        if all_live:
+            out_tokens[:, step] = tokens
+            out_logprobs[:, step] = logprobs
+        else:
+            out_tokens[rows, step] = tokens
+            out_logprobs[rows, step] = logprobs
+        last_step = step == budget - 1
+        if len(stop_ids) > 0:
+            hit = torch.isin(tokens, stop_tensor)
+            if bool(hit.any()):
+                lengths[rows[hit]] = step + 1
+                stopped[rows[hit]] = True
+                live = (~hit).nonzero().squeeze(1)
+                if live.numel() == 0 or last_step:
+                    break
+                # Drop finished rows everywhere, so later steps compute only live ones.
+                decoding.keep(live)
+                rows, tokens = rows[live], tokens[live]
+                all_live = False
+        if last_step:
+            break
+        logits = decoding.step(tokens)
+    decoding.close()
+
+    return out_tokens.tolist(), out_logprobs.tolist(), lengths.cpu(), stopped.tolist()
+
+
+def completions_of(
+    tokens: list[list[int]], logprobs: list[list[float]], lengths: torch.Tensor, stopped: list[bool]
+) -> list[Completion]:
+    """The completions of rows sampled by :func:`decode_loop`, trimmed to their lengths."""
+    completions = []
+    for row, n in enumerate(lengths.tolist()):
+        reason: FinishReason = "stop" if stopped[row] else "length"
+        completions.append(Completion(tokens[row][:n], logprobs[row][:n], reason))
+    return completions
+
+
+class Decoding(Protocol):
     """A batch being decoded: feed tokens, get the next logits, drop rows, free it all."""
 
     def step(self, tokens: torch.Tensor) -> torch.Tensor: ...

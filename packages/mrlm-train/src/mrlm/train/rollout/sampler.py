@@ -2,9 +2,11 @@
 
 Every prompt of a round that one policy must answer (all its agents, in every episode) goes into a
 single call of that policy's generator; the completions come back in request order. Policies that
-are separate models on CPU generate side by side, sharing torch's threads
-(:func:`~mrlm.train.loop.cpu_threads.side_by_side`); their completions are the same as one after
-the other, each call's noise coming from its own seed.
+are separate models of one shape on CPU decode together, one batched pass per step for all of them
+(:func:`~mrlm.train.generation.joint.generate_jointly`); other separate models on CPU generate side
+by side, sharing torch's threads (:func:`~mrlm.train.loop.cpu_threads.side_by_side`). Either way
+each call's noise comes from its own seed, and the completions are those of the calls one after the
+other (up to float rounding when decoded jointly).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import torch
 
 from mrlm.train.generation.base import Completion, SamplingParams
 from mrlm.train.generation.hf import HFGenerator
+from mrlm.train.generation.joint import generate_jointly, joint_reason
 from mrlm.train.loop.cpu_threads import independent_cpu_models, side_by_side
 from mrlm.train.rollout.policies import PolicyTable
 
@@ -56,19 +59,26 @@ def generate_round(table: PolicyTable, requests: Sequence[Request], call: int, t
 def _answers(
     table: PolicyTable, requests: Sequence[Request], calls: list[tuple[str, list[int], SamplingParams]]
 ) -> list[list[Completion]]:
-    """Each call's completions: side by side when the policies are separate models on CPU."""
+    """Each call's completions: decoded jointly when the policies are models of one shape on CPU,
+    else side by side when they are separate models on CPU, else one call after the other."""
     generators = [table[name].generator for name, _, _ in calls]
+    prompts = [_prompts(requests, rows) for _, rows, _ in calls]
     models = [g.model for g in generators if isinstance(g, HFGenerator)]
     if len(models) < len(generators) or not independent_cpu_models(models):
         return [
-            g.generate(_prompts(requests, rows), params)
-            for g, (_, rows, params) in zip(generators, calls, strict=True)
+            g.generate(p, params) for g, p, (_, _, params) in zip(generators, prompts, calls, strict=True)
         ]
-    jobs: list[Callable[[], list[Completion]]] = []
-    for generator, (_, rows, params) in zip(generators, calls, strict=True):
-        if params.seed is None:  # drawn here, in policy order, as each call would draw it in turn
-            params = dataclasses.replace(params, seed=int(torch.randint(0, 2**62, ()).item()))
-        jobs.append(functools.partial(generator.generate, _prompts(requests, rows), params))
+    # Unseeded calls draw their seeds here, in policy order, as each call would draw it in turn.
+    params = [
+        dataclasses.replace(p, seed=int(torch.randint(0, 2**62, ()).item())) if p.seed is None else p
+        for _, _, p in calls
+    ]
+    hf = [g for g in generators if isinstance(g, HFGenerator)]
+    if not joint_reason(hf, prompts, params):
+        return generate_jointly(hf, prompts, params)
+    jobs: list[Callable[[], list[Completion]]] = [
+        functools.partial(g.generate, p, call) for g, p, call in zip(generators, prompts, params, strict=True)
+    ]
     return side_by_side(jobs)
 
 
