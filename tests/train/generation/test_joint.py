@@ -86,6 +86,8 @@ def test_calls_that_cannot_be_joined_are_named(tokenizer: Any) -> None:
     assert "sample differently" in joint_reason(pair, PROMPTS, hotter)
     stops = [same[0], SamplingParams(max_new_tokens=4, seed=2, stop_token_ids=(3,))]
     assert "stop" in joint_reason(pair, PROMPTS, stops)
+    wide = [build_tiny_model(tokenizer, seed=s, hidden_size=256, num_heads=2, num_kv_heads=1) for s in (1, 2)]
+    assert "side by side" in joint_reason([HFGenerator(m, tokenizer) for m in wide], PROMPTS, same)
     b.config.rope_theta = 500.0
     b.model.rotary_emb.inv_freq.mul_(0.5)
     assert "rotary" in joint_reason(pair, PROMPTS, same)
