@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from mrlm.train.generation import HFGenerator, SamplingParams, token_logprobs
-from mrlm.train.generation.direct import DirectModel, direct_model_or_reason
+from mrlm.train.generation.direct import DirectModel, _Projection, direct_model_or_reason
 from tests.train.generation.lively import build_lively_model
 
 TEXTS = ["Hello there", "What is 2 + 2?", "a", "The quick brown fox jumps over the lazy dog", "x = 3"]
@@ -182,7 +182,6 @@ def test_follows_weight_updates(tokenizer: Any, prompts: list[list[int]]) -> Non
 
 @pytest.mark.parametrize("with_bias", [False, True])
 def test_a_projection_of_few_rows_computes_x_w_transposed_plus_bias(with_bias: bool) -> None:
-    from mrlm.train.generation.direct import _Projection
 
     generator = torch.Generator().manual_seed(3)
     weight = torch.randn(48, 32, generator=generator)
@@ -204,7 +203,9 @@ def test_decoding_with_few_row_products_matches_the_models_forward(
     with torch.inference_mode():
         prompt = torch.tensor([prompts[0]])
         decoding, _ = runner.start(prompt, torch.ones_like(prompt), torch.tensor([0, 0]), 4)
-    assert decoding.state is not None and decoding.state.weights.layers[0].qkv.few_rows  # on CPU
+    assert decoding.state is not None
+    qkv = decoding.state.weights.layers[0].qkv
+    assert isinstance(qkv, _Projection) and qkv.few_rows  # on CPU
     decoding.close()
 
     free = HFGenerator(model, tokenizer).generate(
