@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from mrlm.train.generation import HFGenerator, SamplingParams
-from mrlm.train.generation.joint import generate_jointly, joint_reason
+from mrlm.train.generation.joint import JOINT_MAX_ROWS, generate_jointly, joint_reason
 from mrlm.train.tiny import build_tiny_model
 from tests.train.generation.lively import build_lively_model
 
@@ -82,6 +82,9 @@ def test_calls_that_cannot_be_joined_are_named(tokenizer: Any) -> None:
     assert "shapes" in joint_reason([pair[0], HFGenerator(wider, tokenizer)], PROMPTS, same)
     assert "directly" in joint_reason([pair[0], HFGenerator(b, tokenizer, direct=False)], PROMPTS, same)
     assert "numbers of prompts" in joint_reason(pair, [PROMPTS[0], PROMPTS[1][:2]], same)
+    many = [[[5, 6]] * (JOINT_MAX_ROWS + 1)] * 2
+    assert "side by side" in joint_reason(pair, many, same)
+    assert joint_reason(pair, [call[:JOINT_MAX_ROWS] for call in many], same) == ""
     hotter = [same[0], SamplingParams(max_new_tokens=4, seed=2, temperature=0.5)]
     assert "sample differently" in joint_reason(pair, PROMPTS, hotter)
     stops = [same[0], SamplingParams(max_new_tokens=4, seed=2, stop_token_ids=(3,))]

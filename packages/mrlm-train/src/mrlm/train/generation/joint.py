@@ -6,7 +6,9 @@ a fixed overhead, and Python threads running two models side by side mostly wait
 models of the same shapes (the agents of a multi-agent run), :func:`generate_jointly` stacks their
 weights once per call and decodes all their rows together: every projection of a step is one
 batched product over the models (``torch.bmm``) and attention one call over every row, so a step
-costs about one model's operations.
+costs about one model's operations. That pays only while the overhead dominates: for models no
+wider than :data:`JOINT_MAX_HIDDEN` with at most :data:`JOINT_MAX_ROWS` rows each (a GRPO group or
+two); past them the products dominate, and the models run faster side by side.
 
 Each model prefills its own prompts (:meth:`~mrlm.train.generation.direct.DirectModel.start`); their
 caches are then laid side by side, left-padded to the widest prompt (masked). Each call keeps its
@@ -41,10 +43,16 @@ from mrlm.train.generation.hf import HFGenerator, completions_of, decode_loop, p
 from mrlm.train.generation.memory import check_fits, is_allocation_failure, out_of_memory
 
 JOINT_MAX_HIDDEN = 192
-"""The widest models decoded jointly. Wider ones' products cost more than their overhead, and two
-threads each running one model (side by side) beat one batched product: measured on a 2-core CPU,
-two models decoding 4 rows x 32 tokens each took 56 ms jointly against 74 ms side by side at hidden
-128, 102 against 123 ms at 192, but 143 against 112 ms at 256 and 701 against 391 ms at 512."""
+"""The widest models decoded jointly."""
+
+JOINT_MAX_ROWS = 16
+"""The most rows per model decoded jointly.
+
+Past these bounds a step's products cost more than its per-operation overhead, and two threads each
+running one model (side by side) beat one batched product. Measured on a 2-core CPU, two 2-layer
+models each decoding 24-32 tokens, jointly against side by side: 4 rows each at hidden 128 56 against
+74 ms, at 192 102 against 123 ms, at 256 143 against 112 ms, at 512 (4 layers) 701 against 391 ms;
+at hidden 64, 16 rows 51 against 64 ms, 32 rows 90 against 80 ms, 128 rows 235 against 131 ms."""
 
 
 def joint_reason(
@@ -55,8 +63,9 @@ def joint_reason(
     They can when there are at least two, every generator is an :class:`HFGenerator` decoding
     directly on CPU a model :mod:`~mrlm.train.generation.direct` supports, no wider than
     :data:`JOINT_MAX_HIDDEN`, the models have the same parameter names and shapes, activation and
-    rotary frequencies, every call has the same number of prompts, and the sampling parameters and
-    stop ids agree (seeds aside).
+    rotary frequencies, every call has the same number of prompts (at most :data:`JOINT_MAX_ROWS`),
+    and the sampling parameters and stop ids agree (seeds aside). Those are the calls that decode
+    faster jointly than side by side.
     """
     if len(generators) < 2:
         return "fewer than two calls"
@@ -67,6 +76,8 @@ def joint_reason(
         return "a model is not on CPU"
     if len({len(p) for p in prompts}) != 1 or not prompts[0]:
         return "the calls have different numbers of prompts"
+    if len(prompts[0]) > JOINT_MAX_ROWS:
+        return f"more than {JOINT_MAX_ROWS} prompts per call: these decode faster side by side"
     if len({dataclasses.replace(p, seed=None, stop_token_ids=None, ignore_stop=False) for p in params}) != 1:
         return "the calls sample differently"
     if len({g.stop_ids(p) for g, p in zip(hf, params, strict=True)}) != 1:
@@ -84,7 +95,7 @@ def _shape_difference(models: Sequence[DirectModel]) -> str:
         return "an activation other than SiLU"
     width = int(first.model.model.embed_tokens.weight.shape[1])
     if width > JOINT_MAX_HIDDEN:
-        return f"hidden size {width} > {JOINT_MAX_HIDDEN}: such models decode faster side by side"
+        return f"hidden size {width} > {JOINT_MAX_HIDDEN}: these decode faster side by side"
     signature = _signature(first)
     for other in models[1:]:
         if _signature(other) != signature:
