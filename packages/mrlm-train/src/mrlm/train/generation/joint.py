@@ -151,9 +151,11 @@ def generate_jointly(
                 model.start(*prompt_layout(call, g.pad_token_id, device), budget)
                 for model, g, call in zip(models, generators, prompts, strict=True)
             ]
-            states = [decoding.state for decoding, _ in starts]
-            decoding = _JointDecoding(models[0], [s for s in states if s is not None])
+            decoding = _JointDecoding(models[0], [d.state for d, _ in starts if d.state is not None])
             logits = torch.cat([first for _, first in starts])
+            for own, _ in starts:
+                own.close()  # their caches were copied into the joint one
+            del starts
             stop_ids = generators[0].stop_ids(params[0])
             sampled = decode_loop(decoding, logits, params[0], stop_ids, noise, generators[0].pad_token_id)
     except (RuntimeError, MemoryError) as error:
