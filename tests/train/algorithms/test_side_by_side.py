@@ -44,6 +44,23 @@ def _table(tokenizer: Any, models: Mapping[str, torch.nn.Module], seed: int | No
     )
 
 
+def _in_turn(
+    tokenizer: Any,
+    models: Mapping[str, torch.nn.Module],
+    requests: list[tuple[str, list[int]]],
+    seed: int | None,
+) -> list[Any]:
+    """The round's completions made one call after the other, by a table of one model each, with
+    the global RNG where the round started (seed 3), in request order (requests alternate a, b)."""
+    torch.manual_seed(3)
+    in_turn = []
+    for index, name in enumerate(models):
+        table = _table(tokenizer, {name: models[name]}, seed)
+        params = sampler.round_params(table.sampling(name), 2, 1, index)
+        in_turn.append(table[name].generator.generate([p for n, p in requests if n == name], params))
+    return [in_turn[0][0], in_turn[1][0], in_turn[0][1], in_turn[1][1]]
+
+
 @pytest.mark.usefixtures("two_threads")
 @pytest.mark.parametrize("seed", [7, None])
 def test_separate_models_generate_side_by_side_what_they_generate_in_turn(
@@ -58,14 +75,7 @@ def test_separate_models_generate_side_by_side_what_they_generate_in_turn(
     apart = sampler.generate_round(_table(tokenizer, models, seed), requests, call=2, turn=1)
     assert side_by_side_calls == [2]
 
-    # The same calls, one after the other, as a table of one model each makes them.
-    torch.manual_seed(3)
-    in_turn = []
-    for index, name in enumerate(models):
-        table = _table(tokenizer, {name: models[name]}, seed)
-        params = sampler.round_params(table.sampling(name), 2, 1, index)
-        in_turn.append(table[name].generator.generate([p for n, p in requests if n == name], params))
-    expected = [in_turn[0][0], in_turn[1][0], in_turn[0][1], in_turn[1][1]]
+    expected = _in_turn(tokenizer, models, requests, seed)
     assert [c.token_ids for c in apart] == [c.token_ids for c in expected]
     for got, want in zip(apart, expected, strict=True):
         torch.testing.assert_close(
@@ -92,13 +102,7 @@ def test_separate_models_of_one_shape_decode_jointly_what_they_generate_in_turn(
     joint = sampler.generate_round(_table(tokenizer, models, seed), requests, call=2, turn=1)
     assert (joint_calls, side_by_side_calls) == ([2], [])
 
-    torch.manual_seed(3)
-    in_turn = []
-    for index, name in enumerate(models):
-        table = _table(tokenizer, {name: models[name]}, seed)
-        params = sampler.round_params(table.sampling(name), 2, 1, index)
-        in_turn.append(table[name].generator.generate([p for n, p in requests if n == name], params))
-    expected = [in_turn[0][0], in_turn[1][0], in_turn[0][1], in_turn[1][1]]
+    expected = _in_turn(tokenizer, models, requests, seed)
     assert [c.token_ids for c in joint] == [c.token_ids for c in expected]
     for got, want in zip(joint, expected, strict=True):
         torch.testing.assert_close(

@@ -82,6 +82,9 @@ def test_calls_that_cannot_be_joined_are_named(tokenizer: Any) -> None:
     assert "shapes" in joint_reason([pair[0], HFGenerator(wider, tokenizer)], PROMPTS, same)
     assert "directly" in joint_reason([pair[0], HFGenerator(b, tokenizer, direct=False)], PROMPTS, same)
     assert "numbers of prompts" in joint_reason(pair, [PROMPTS[0], PROMPTS[1][:2]], same)
+    assert "no prompts" in joint_reason(pair, [[], []], same)
+    assert "one of each per call" in joint_reason(pair, PROMPTS[:1], same)
+    assert "one of each per call" in joint_reason(pair, PROMPTS, same[:1])
     many = [[[5, 6]] * (JOINT_MAX_ROWS + 1)] * 2
     assert "side by side" in joint_reason(pair, many, same)
     assert joint_reason(pair, [call[:JOINT_MAX_ROWS] for call in many], same) == ""

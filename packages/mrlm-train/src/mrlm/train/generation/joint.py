@@ -69,12 +69,19 @@ def joint_reason(
     """
     if len(generators) < 2:
         return "fewer than two calls"
+    if len(prompts) != len(generators) or len(params) != len(generators):
+        return (
+            f"{len(generators)} generators, {len(prompts)} prompt lists and {len(params)} sampling "
+            "parameters: one of each per call"
+        )
     hf = [g for g in generators if isinstance(g, HFGenerator)]
     if len(hf) < len(generators) or not all(g.direct for g in hf):
         return "not every generator decodes a model in this process directly"
     if any(g.device.type != "cpu" for g in hf):
         return "a model is not on CPU"
-    if len({len(p) for p in prompts}) != 1 or not prompts[0]:
+    if not all(prompts):
+        return "a call has no prompts"
+    if len({len(p) for p in prompts}) != 1:
         return "the calls have different numbers of prompts"
     if len(prompts[0]) > JOINT_MAX_ROWS:
         return f"more than {JOINT_MAX_ROWS} prompts per call: these decode faster side by side"
