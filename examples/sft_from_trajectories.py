@@ -17,6 +17,7 @@ Everything is written under ./runs/rft and ./trajectories.jsonl; it takes well u
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
 
@@ -30,6 +31,14 @@ from mrlm.train.tiny import build_tiny_model, build_tiny_tokenizer, save_tiny
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--warmup-steps", type=int, default=150, help="SFT warm-up steps on demonstrations")
+    parser.add_argument("--samples", type=int, default=4, help="episodes played per problem")
+    parser.add_argument("--epochs", type=float, default=4, help="SFT passes over the rewarded trajectories")
+    args = parser.parse_args()
+
     out = Path("runs/rft")
     out.mkdir(parents=True, exist_ok=True)
     problems = easy_problems(seed=0)
@@ -47,19 +56,19 @@ def main() -> None:
             batch_size=32,
             micro_batch_size=32,
             model=ModelConfig(name_or_path=str(initial)),
-            run=RunConfig(output_dir=str(out / "warm"), max_steps=150, progress_bar=False),
+            run=RunConfig(output_dir=str(out / "warm"), max_steps=args.warmup_steps, progress_bar=False),
             optim=OptimConfig(learning_rate=3e-3, warmup_steps=10),
         )
     )
     before = evaluate(warm, env_kwargs, every_problem, max_new_tokens=24)
 
-    # 2. play every problem four times and keep the trajectories
+    # 2. play every problem a few times (four by default) and keep the trajectories
     model, tokenizer = load_policy(ModelConfig(name_or_path=str(warm)))
     sampling = SamplingParams(max_new_tokens=24, temperature=1.0, seed=0)
     with RolloutEngine(
         ENV_ID, HFGenerator(model, tokenizer), tokenizer, sampling, env_kwargs=env_kwargs
     ) as engine:
-        trajectories = engine.collect(list(range(len(problems))), group_size=4)
+        trajectories = engine.collect(list(range(len(problems))), group_size=args.samples)
     path = save_jsonl("trajectories.jsonl", trajectories)
     rewarded = sum(t.total_reward >= 1 for t in trajectories)
     print(f"{path}: {len(trajectories)} trajectories, {rewarded} with reward 1")
@@ -71,7 +80,7 @@ def main() -> None:
             min_reward=1.0,
             batch_size=32,
             micro_batch_size=32,
-            epochs=4,
+            epochs=args.epochs,
             model=ModelConfig(name_or_path=str(warm)),
             run=RunConfig(output_dir=str(out / "rft"), progress_bar=False),
             optim=OptimConfig(learning_rate=1e-3),

@@ -29,6 +29,7 @@ ARGS: dict[str, list[str]] = {
     "ppo_hybrid.py": ["--warmup-steps", "30", "--samples", "1", "--ppo-steps", "2", "--ppo-prompts", "8"],
     "eval_quickstart_pass_at_k.py": ["--sft-steps", "30", "--k", "4", "--problems", "40"],
     "collect_then_sft.py": ["--warmup-steps", "20", "--samples", "2", "--problems", "40", "--epochs", "2"],
+    "sft_from_trajectories.py": ["--warmup-steps", "20", "--samples", "2", "--epochs", "1"],
     "trl_grpo_env.py": ["--steps", "1", "--tasks", "4"],
 }
 
