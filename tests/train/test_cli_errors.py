@@ -97,6 +97,41 @@ def test_max_new_tokens_too_large_to_allocate_is_named(
     assert "lower max_new_tokens" in error
 
 
+#: Sampling settings out of range, and the message that names each.
+BAD_SAMPLING = [
+    (["--max-new-tokens", "0"], "max_new_tokens must be at least 1, got 0"),
+    (["--temperature", "-1"], "temperature must be >= 0 (0 = greedy), got -1.0"),
+    (["--temperature", "nan"], "temperature must be >= 0 (0 = greedy), got nan"),
+    (["--top-p", "0"], "top_p must be in (0, 1], got 0.0"),
+]
+
+
+@pytest.mark.parametrize("command", ["grpo", "ppo", "online-dpo", "magrpo", "ippo", "eval"])
+@pytest.mark.parametrize(("flags", "message"), BAD_SAMPLING, ids=["tokens", "temperature", "nan", "top-p"])
+def test_sampling_settings_out_of_range_are_refused_while_parsing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str, flags: list[str], message: str
+) -> None:
+    """Refused as the flags are read (tyro's message and status 2, before any command runs), not by
+    a traceback once the model has loaded."""
+    extra = ["--model", "tiny"] if command == "eval" else ["--run.output-dir", str(tmp_path / "run")]
+    with pytest.raises(SystemExit) as exit_:
+        main([command, *extra, *flags])
+    assert exit_.value.code == 2
+    error = capsys.readouterr().err
+    assert "Traceback" not in error
+    assert message in " ".join(error.replace("\u2502", " ").split())
+
+
+def test_a_sampling_setting_out_of_range_in_yaml_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "run.yaml"
+    config.write_text("max_new_tokens: 0\n")
+    assert main(["magrpo", "--config", str(config)]) == 1
+    error = _one_line(capsys, f"mrlm-train magrpo: ConfigError: {config}")
+    assert "max_new_tokens must be at least 1, got 0" in error
+
+
 @pytest.mark.parametrize(
     ("yaml", "message"),
     [

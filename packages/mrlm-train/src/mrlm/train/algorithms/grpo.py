@@ -40,6 +40,7 @@ from mrlm.train.algorithms.onpolicy import (
     update,
 )
 from mrlm.train.generation import HFGenerator
+from mrlm.train.generation.base import check_sampling
 from mrlm.train.generation.logprobs import token_logprobs
 from mrlm.train.loop import DistributedConfig, OptimConfig, RunConfig, TrainingSession
 from mrlm.train.loop.output_dir import check_output_dir
@@ -125,6 +126,7 @@ class GRPOConfig:
             raise ValueError("prompts_per_step, micro_batch_size and num_iterations must be at least 1")
         if self.max_sampling_rounds < 1:
             raise ValueError("max_sampling_rounds must be at least 1")
+        check_sampling(self.max_new_tokens, self.temperature, self.top_p)
         self.parsed_env_kwargs()
         if self.env_mixture:
             parse_mixture(self.env_mixture)

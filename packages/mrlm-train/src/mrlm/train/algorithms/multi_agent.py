@@ -71,6 +71,7 @@ from mrlm.train.algorithms.onpolicy import (
     update_parts,
 )
 from mrlm.train.generation import HFGenerator
+from mrlm.train.generation.base import check_sampling
 from mrlm.train.generation.logprobs import token_logprobs
 from mrlm.train.loop import DistributedConfig, OptimConfig, RunConfig, TrainingSession
 from mrlm.train.loop.output_dir import check_output_dir
@@ -210,6 +211,7 @@ class MultiAgentConfig:
             raise ValueError(
                 "prompts_per_step, micro_batch_size, num_iterations and max_sampling_rounds must be at least 1"
             )
+        check_sampling(self.max_new_tokens, self.temperature, self.top_p)
         if self.policies not in ("shared", "per_agent", "lora"):
             raise ValueError(f"policies must be 'shared', 'per_agent' or 'lora', got {self.policies!r}")
         if self.policies == "lora" and self.dist.strategy == "fsdp":

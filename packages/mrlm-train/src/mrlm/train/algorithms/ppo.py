@@ -60,6 +60,7 @@ from mrlm.train.algorithms.onpolicy import (
     update,
 )
 from mrlm.train.generation import HFGenerator
+from mrlm.train.generation.base import check_sampling
 from mrlm.train.generation.logprobs import token_logprobs, token_logprobs_and_entropy
 from mrlm.train.loop import DistributedConfig, OptimConfig, RunConfig, TrainingSession
 from mrlm.train.loop.output_dir import check_output_dir
@@ -203,6 +204,7 @@ class PPOConfig:
             raise ValueError(
                 "prompts_per_step, group_size, ppo_epochs, mini_batch_size and micro_batch_size must be at least 1"
             )
+        check_sampling(self.max_new_tokens, self.temperature, self.top_p)
         if not (0.0 <= self.gamma <= 1.0 and 0.0 <= self.lam <= 1.0):
             raise ValueError(f"gamma and lam must be in [0, 1], got {self.gamma} and {self.lam}")
         if self.clip_range <= 0:

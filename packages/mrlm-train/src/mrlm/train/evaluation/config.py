@@ -17,6 +17,7 @@ from typing import Annotated, Any, Literal
 import tyro
 
 from mrlm.train.algorithms.onpolicy import parse_env_kwargs
+from mrlm.train.generation.base import check_sampling
 from mrlm.train.mixture import parse_mixture
 from mrlm.train.policy import Dtype
 from mrlm.train.task_seeds import EVAL_SEED_BASE
@@ -95,12 +96,9 @@ class PlayConfig:
             raise ValueError("task seeds must be >= 0 (an env's reset takes no negative seed)")
         if len(set(self.seeds)) != len(self.seeds):
             raise ValueError("seeds repeats a seed: each seed is one task, give it once")
-        if min(self.max_new_tokens, self.max_turns, self.batch_size, self.step_workers) < 1:
-            raise ValueError("max_new_tokens, max_turns, batch_size and step_workers must be at least 1")
-        if self.temperature < 0:
-            raise ValueError(f"temperature must be >= 0 (0 = greedy), got {self.temperature}")
-        if not 0 < self.top_p <= 1:
-            raise ValueError(f"top_p must be in (0, 1], got {self.top_p}")
+        check_sampling(self.max_new_tokens, self.temperature, self.top_p)
+        if min(self.max_turns, self.batch_size, self.step_workers) < 1:
+            raise ValueError("max_turns, batch_size and step_workers must be at least 1")
         self.envs()  # refuse bad env_kwargs or env_mixture JSON now, not after the model loads
 
     def envs(self) -> list[EnvSpec]:

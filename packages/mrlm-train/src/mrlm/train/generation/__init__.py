@@ -10,6 +10,7 @@ from mrlm.train.generation.base import (
     FinishReason,
     Generator,
     SamplingParams,
+    check_sampling,
     logprob_temperature,
 )
 from mrlm.train.generation.hf import HFGenerator
@@ -21,6 +22,7 @@ __all__ = [
     "Generator",
     "HFGenerator",
     "SamplingParams",
+    "check_sampling",
     "logprob_temperature",
     "position_ids_from_mask",
     "token_logprobs",

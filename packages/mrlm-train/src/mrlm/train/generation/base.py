@@ -39,18 +39,27 @@ class SamplingParams:
     """Seed of the sampling noise: the same seed, prompts and weights give the same completions."""
 
     def __post_init__(self) -> None:
-        if self.max_new_tokens < 1:
-            raise ValueError(f"max_new_tokens must be at least 1, got {self.max_new_tokens}")
-        if self.temperature < 0:
-            raise ValueError(f"temperature must be >= 0 (0 = greedy), got {self.temperature}")
-        if not 0 < self.top_p <= 1:
-            raise ValueError(f"top_p must be in (0, 1], got {self.top_p}")
-        if self.top_k < 0:
-            raise ValueError(f"top_k must be >= 0 (0 = off), got {self.top_k}")
+        check_sampling(self.max_new_tokens, self.temperature, self.top_p, self.top_k)
 
     @property
     def greedy(self) -> bool:
         return self.temperature == 0
+
+
+def check_sampling(max_new_tokens: int, temperature: float, top_p: float, top_k: int = 0) -> None:
+    """Raise ValueError naming the first of these sampling settings that is out of range.
+
+    :class:`SamplingParams` checks itself with it; run configs call it when they are built, so a bad
+    value is refused before any model loads.
+    """
+    if max_new_tokens < 1:
+        raise ValueError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
+    if not temperature >= 0:  # NaN too
+        raise ValueError(f"temperature must be >= 0 (0 = greedy), got {temperature}")
+    if not 0 < top_p <= 1:
+        raise ValueError(f"top_p must be in (0, 1], got {top_p}")
+    if top_k < 0:
+        raise ValueError(f"top_k must be >= 0 (0 = off), got {top_k}")
 
 
 def logprob_temperature(temperature: float) -> float:
