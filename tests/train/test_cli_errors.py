@@ -122,6 +122,33 @@ def test_sampling_settings_out_of_range_are_refused_while_parsing(
     assert message in " ".join(error.replace("\u2502", " ").split())
 
 
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["grpo", "--max-turns", "0"], "max_turns must be at least 1, got 0"),
+        (["ppo", "--max-turns", "0"], "max_turns must be at least 1, got 0"),
+        (["online-dpo", "--max-turns", "0"], "max_turns must be at least 1, got 0"),
+        (["magrpo", "--max-turns", "0"], "max_turns must be at least 1, got 0"),
+        (["grpo", "--clip-high", "-0.5"], "clip_high must be >= 0, got -0.5"),
+        (["magrpo", "--clip-low", "2"], "clip_low must be in [0, 1), got 2.0"),
+        (["ippo", "--clip-low", "1"], "clip_low must be in [0, 1), got 1.0"),
+        (["ppo", "--clip-range", "1.5"], "clip_range must be in (0, 1), got 1.5"),
+        (["grpo", "--kl-coef", "nan"], "kl_coef must be >= 0 (0 = no KL term), got nan"),
+        (["marloo", "--kl-coef", "-1"], "kl_coef must be >= 0 (0 = no KL term), got -1.0"),
+        (["grpo", "--run.seed", "-1"], "seed must be >= 0 (env resets take no negative seed), got -1"),
+    ],
+)
+def test_rollout_and_objective_settings_out_of_range_are_refused_while_parsing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main([*argv, "--run.output-dir", str(tmp_path / "run")])
+    assert exit_.value.code == 2
+    error = capsys.readouterr().err
+    assert "Traceback" not in error
+    assert message in " ".join(error.replace("\u2502", " ").split())
+
+
 def test_a_sampling_setting_out_of_range_in_yaml_is_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 import torch
 
 from mrlm.train.ops.kl import kl_k3
-from mrlm.train.ops.policy_loss import aggregate, clipped_surrogate, importance_ratio
+from mrlm.train.ops.policy_loss import aggregate, check_clip_range, clipped_surrogate, importance_ratio
 
 
 def test_clipped_surrogate_four_cases_by_hand() -> None:
@@ -98,3 +99,23 @@ def test_kl_k3_by_hand() -> None:
     # log_ratio = ln(0.25/0.5) = -ln 2: k3 = 0.5 + ln 2 - 1 = 0.193147; equal probabilities give 0.
     torch.testing.assert_close(kl_k3(logp, ref), torch.tensor([0.5 + math.log(2.0) - 1.0, 0.0]))
     assert torch.all(kl_k3(torch.randn(100), torch.randn(100)) >= 0)
+
+
+@pytest.mark.parametrize(("low", "high"), [(0.0, 0.0), (0.2, 0.28), (0.999, 5.0)])
+def test_clip_ranges_that_hold_one_and_stay_positive_are_accepted(low: float, high: float) -> None:
+    check_clip_range(low, high)
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "message"),
+    [
+        (1.0, 0.2, "clip_low must be in [0, 1), got 1.0"),
+        (-0.1, 0.2, "clip_low must be in [0, 1), got -0.1"),
+        (math.nan, 0.2, "clip_low must be in [0, 1), got nan"),
+        (0.2, -0.5, "clip_high must be >= 0, got -0.5"),
+        (0.2, math.nan, "clip_high must be >= 0, got nan"),
+    ],
+)
+def test_clip_ranges_out_of_bounds_are_named(low: float, high: float, message: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(message)):
+        check_clip_range(low, high)

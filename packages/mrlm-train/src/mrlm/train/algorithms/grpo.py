@@ -34,20 +34,20 @@ from mrlm.train.algorithms.onpolicy import (
     Normalisers,
     Rows,
     TaskSeeds,
+    check_rollout_settings,
     parse_env_kwargs,
     rollout_for,
     rollout_metrics,
     update,
 )
 from mrlm.train.generation import HFGenerator
-from mrlm.train.generation.base import check_sampling
 from mrlm.train.generation.logprobs import token_logprobs
 from mrlm.train.loop import DistributedConfig, OptimConfig, RunConfig, TrainingSession
 from mrlm.train.loop.output_dir import check_output_dir
 from mrlm.train.mixture import parse_mixture
 from mrlm.train.ops.advantages import group_relative_advantages, groups_with_signal
 from mrlm.train.ops.kl import kl_k3
-from mrlm.train.ops.policy_loss import aggregate, clipped_surrogate, importance_ratio
+from mrlm.train.ops.policy_loss import aggregate, check_clip_range, clipped_surrogate, importance_ratio
 from mrlm.train.policy import ModelConfig, load_policy
 from mrlm.train.rollout import Trajectory
 from mrlm.train.rollout.batch import RolloutBatch, collate, reward_tensor
@@ -126,7 +126,10 @@ class GRPOConfig:
             raise ValueError("prompts_per_step, micro_batch_size and num_iterations must be at least 1")
         if self.max_sampling_rounds < 1:
             raise ValueError("max_sampling_rounds must be at least 1")
-        check_sampling(self.max_new_tokens, self.temperature, self.top_p)
+        check_rollout_settings(self)
+        check_clip_range(self.clip_low, self.clip_high)
+        if not self.kl_coef >= 0:
+            raise ValueError(f"kl_coef must be >= 0 (0 = no KL term), got {self.kl_coef}")
         self.parsed_env_kwargs()
         if self.env_mixture:
             parse_mixture(self.env_mixture)

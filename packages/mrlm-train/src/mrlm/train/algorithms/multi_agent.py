@@ -64,6 +64,7 @@ from mrlm.train.algorithms.onpolicy import (
     Part,
     Rows,
     TaskSeeds,
+    check_rollout_settings,
     parse_env_kwargs,
     rollout_metrics,
     run_sampling,
@@ -71,7 +72,6 @@ from mrlm.train.algorithms.onpolicy import (
     update_parts,
 )
 from mrlm.train.generation import HFGenerator
-from mrlm.train.generation.base import check_sampling
 from mrlm.train.generation.logprobs import token_logprobs
 from mrlm.train.loop import DistributedConfig, OptimConfig, RunConfig, TrainingSession
 from mrlm.train.loop.output_dir import check_output_dir
@@ -85,6 +85,7 @@ from mrlm.train.ops.credit import (
     token_advantages,
     turn_advantages,
 )
+from mrlm.train.ops.policy_loss import check_clip_range
 from mrlm.train.policy import ModelConfig, load_policy
 from mrlm.train.rollout import Policy, RolloutEngine, Trajectory
 from mrlm.train.rollout.batch import RolloutBatch, collate, reward_tensor
@@ -211,7 +212,10 @@ class MultiAgentConfig:
             raise ValueError(
                 "prompts_per_step, micro_batch_size, num_iterations and max_sampling_rounds must be at least 1"
             )
-        check_sampling(self.max_new_tokens, self.temperature, self.top_p)
+        check_rollout_settings(self)
+        check_clip_range(self.clip_low, self.clip_high)
+        if not self.kl_coef >= 0:
+            raise ValueError(f"kl_coef must be >= 0 (0 = no KL term), got {self.kl_coef}")
         if self.policies not in ("shared", "per_agent", "lora"):
             raise ValueError(f"policies must be 'shared', 'per_agent' or 'lora', got {self.policies!r}")
         if self.policies == "lora" and self.dist.strategy == "fsdp":

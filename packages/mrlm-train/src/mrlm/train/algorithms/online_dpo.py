@@ -34,11 +34,10 @@ from mrlm.train.algorithms.dpo import (
     preference_step,
     reference_for,
 )
-from mrlm.train.algorithms.onpolicy import Engine, TaskSeeds, rollout_for
+from mrlm.train.algorithms.onpolicy import Engine, TaskSeeds, check_rollout_settings, rollout_for
 from mrlm.train.algorithms.sft import EpochSampler
 from mrlm.train.dpo import PreferencePair
 from mrlm.train.generation import HFGenerator
-from mrlm.train.generation.base import check_sampling
 from mrlm.train.loop import RunConfig, TrainingSession
 from mrlm.train.loop.output_dir import check_output_dir
 from mrlm.train.policy import load_policy
@@ -93,7 +92,7 @@ class OnlineDPOConfig(PreferenceSettings):
             raise ValueError(
                 f"group_size must be at least 2 (a pair needs two replies), got {self.group_size}"
             )
-        check_sampling(self.max_new_tokens, self.temperature, self.top_p)
+        check_rollout_settings(self)
         for name in ("prompts_per_round", "resample_every", "max_sampling_rounds", "batch_size"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")

@@ -32,6 +32,7 @@ from typing import Any, Protocol
 import torch
 
 from mrlm.train.generation import SamplingParams
+from mrlm.train.generation.base import check_sampling
 from mrlm.train.loop import RunConfig, TrainingSession
 from mrlm.train.loop.cpu_threads import independent_cpu_models, side_by_side
 from mrlm.train.mixture import EnvMixture, MixedRolloutEngine, parse_mixture
@@ -461,6 +462,23 @@ class RolloutSettings(SamplingSettings, Protocol):
     env_kwargs: str
     env_mixture: str
     max_turns: int
+
+
+class ReplySettings(Protocol):
+    """The fields of a run config that shape each reply and bound each episode."""
+
+    max_new_tokens: int
+    temperature: float
+    top_p: float
+    max_turns: int
+
+
+def check_rollout_settings(config: ReplySettings) -> None:
+    """Raise ValueError naming the first sampling or rollout setting out of range: run configs call
+    it when they are built, so a bad value is refused before any model loads."""
+    check_sampling(config.max_new_tokens, config.temperature, config.top_p)
+    if config.max_turns < 1:
+        raise ValueError(f"max_turns must be at least 1, got {config.max_turns}")
 
 
 def run_sampling(config: SamplingSettings, session: TrainingSession) -> SamplingParams:

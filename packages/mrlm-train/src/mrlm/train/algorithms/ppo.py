@@ -53,6 +53,7 @@ from mrlm.train.algorithms.onpolicy import (
     Rows,
     StopFn,
     TaskSeeds,
+    check_rollout_settings,
     parse_env_kwargs,
     rollout_for,
     rollout_metrics,
@@ -60,7 +61,6 @@ from mrlm.train.algorithms.onpolicy import (
     update,
 )
 from mrlm.train.generation import HFGenerator
-from mrlm.train.generation.base import check_sampling
 from mrlm.train.generation.logprobs import token_logprobs, token_logprobs_and_entropy
 from mrlm.train.loop import DistributedConfig, OptimConfig, RunConfig, TrainingSession
 from mrlm.train.loop.output_dir import check_output_dir
@@ -204,11 +204,11 @@ class PPOConfig:
             raise ValueError(
                 "prompts_per_step, group_size, ppo_epochs, mini_batch_size and micro_batch_size must be at least 1"
             )
-        check_sampling(self.max_new_tokens, self.temperature, self.top_p)
+        check_rollout_settings(self)
         if not (0.0 <= self.gamma <= 1.0 and 0.0 <= self.lam <= 1.0):
             raise ValueError(f"gamma and lam must be in [0, 1], got {self.gamma} and {self.lam}")
-        if self.clip_range <= 0:
-            raise ValueError(f"clip_range must be positive, got {self.clip_range}")
+        if not 0 < self.clip_range < 1:  # the ratio's clip interval must hold 1 and stay above 0
+            raise ValueError(f"clip_range must be in (0, 1), got {self.clip_range}")
         negative = [
             name
             for name in (

@@ -115,6 +115,8 @@ class RunConfig:
     """Show a progress line with the latest metrics and the time left on the console."""
 
     def __post_init__(self) -> None:
+        if self.seed < 0:
+            raise ValueError(f"seed must be >= 0 (env resets take no negative seed), got {self.seed}")
         if self.max_steps < 1:
             raise ValueError(f"max_steps must be >= 1, got {self.max_steps}")
         if self.save_every < 0:

@@ -43,6 +43,15 @@ def importance_ratio(
     raise ValueError(f"level must be 'token' or 'sequence', got {level!r}")
 
 
+def check_clip_range(clip_low: float, clip_high: float) -> None:
+    """Raise ValueError unless ``0 <= clip_low < 1`` and ``clip_high >= 0``: the ratio's clip interval
+    ``[1 - clip_low, 1 + clip_high]`` must hold 1 and stay above 0."""
+    if not 0 <= clip_low < 1:  # NaN too
+        raise ValueError(f"clip_low must be in [0, 1), got {clip_low}")
+    if not clip_high >= 0:
+        raise ValueError(f"clip_high must be >= 0, got {clip_high}")
+
+
 def clipped_surrogate(
     ratio: torch.Tensor,
     adv: torch.Tensor,
