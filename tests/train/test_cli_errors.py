@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import pickle
 import shlex
@@ -176,6 +177,40 @@ def test_a_yaml_value_of_the_wrong_type_names_the_field_and_the_value(
     assert main(["grpo", "--config", str(config)]) == 1
     error = _one_line(capsys, f"mrlm-train grpo: ConfigError: {config}")
     assert message in error
+
+
+# ---------------------------------------------------------------------------------- SFT data
+
+
+@pytest.mark.parametrize(
+    ("lines", "message"),
+    [
+        (['{"a": 1}'], "record 0: unknown format; expected 'messages', 'prompt' and 'completion'"),
+        (['{"prompt": "1+1=", "completion": "2"}', "not json"], ":2: not valid JSON"),
+        (['{"prompt": "1+1="}'], "record 0 (prompt/completion): missing field 'completion'"),
+    ],
+    ids=["unknown-format", "bad-json-line", "missing-field"],
+)
+def test_sft_data_that_cannot_be_used_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], lines: list[str], message: str
+) -> None:
+    data = tmp_path / "data.jsonl"
+    data.write_text("".join(line + "\n" for line in lines))
+    assert main(["sft", "--data", str(data), "--run.output-dir", str(tmp_path / "run")]) == 1
+    error = _one_line(capsys, "mrlm-train sft: SFTDataError: ")
+    assert message in error
+
+
+def test_sft_data_with_no_trajectory_left_after_the_reward_filter_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    trajectory = {"token_ids": [1, 2, 3], "mask": [0, 1, 1], "total_reward": 0.0}
+    data = tmp_path / "trajectories.jsonl"
+    data.write_text(json.dumps(trajectory) + "\n")
+    argv = ["sft", "--data", str(data), "--min-reward", "1", "--run.output-dir", str(tmp_path / "run")]
+    assert main(argv) == 1
+    error = _one_line(capsys, "mrlm-train sft: SFTDataError: no example of ")
+    assert "left to train on" in error
 
 
 # ---------------------------------------------------------------------------------- rewards

@@ -21,12 +21,14 @@ from mrlm.train.loop.distributed import exit_process
 from mrlm.train.loop.errors import CheckpointError, DistributedSetupError, NonFiniteError, OutputDirError
 from mrlm.train.policy import ModelNotFoundError
 from mrlm.train.rollout.errors import EnvOutputError, RewardOverflowError
+from mrlm.train.sft import SFTDataError
 
 PROG = "mrlm-train"
 #: Errors a run stops on whose message says what went wrong and where (a NaN loss and the last good
 #: checkpoint, a checkpoint that fails verification, an unknown env id, a model path that holds no
 #: model, an output directory that is a file, a max_new_tokens too large to allocate, a reward that
-#: is no number, contradicting settings, an agent the env lacks); anything else is a bug and keeps its traceback.
+#: is no number, contradicting settings, an agent the env lacks, SFT or preference data that cannot be
+#: used); anything else is a bug and keeps its traceback.
 RUN_ERRORS: tuple[type[BaseException], ...] = (
     NonFiniteError,
     CheckpointError,
@@ -44,6 +46,7 @@ RUN_ERRORS: tuple[type[BaseException], ...] = (
     EnvFailedError,
     PreferenceDataError,
     NoPreferencePairsError,
+    SFTDataError,
 )
 DESCRIPTION = (
     "Train LLM agents with reinforcement learning on MRLM environments. "

@@ -37,6 +37,7 @@ from mrlm.train.policy import ModelConfig, load_policy
 from mrlm.train.sft import (
     PackedAttention,
     SFTBatch,
+    SFTDataError,
     SFTExample,
     Target,
     collate_packed,
@@ -183,7 +184,7 @@ def train(config: SFTConfig) -> Path:
     )
     print(f"SFT data: {report.summary()}")
     if not examples:
-        raise ValueError(f"no example of {config.data} is left to train on: {report.summary()}")
+        raise SFTDataError(f"no example of {config.data} is left to train on: {report.summary()}")
     config = dataclasses.replace(
         config, run=dataclasses.replace(config.run, max_steps=steps_for(config, len(examples)))
     )

@@ -8,7 +8,7 @@ batch them; :func:`sft_loss` scores a batch.
 
 from mrlm.train.sft.batch import SFTBatch, collate_padded
 from mrlm.train.sft.chat import MaskMethod, chat_example, has_generation_markers
-from mrlm.train.sft.data import SFTDataReport, load_sft_examples
+from mrlm.train.sft.data import SFTDataError, SFTDataReport, load_sft_examples
 from mrlm.train.sft.example import SFTExample, Target
 from mrlm.train.sft.filtering import select_by_reward
 from mrlm.train.sft.formats import detect_format
@@ -21,6 +21,7 @@ __all__ = [
     "MaskMethod",
     "PackedAttention",
     "SFTBatch",
+    "SFTDataError",
     "SFTDataReport",
     "SFTExample",
     "SFTLossStats",

@@ -40,6 +40,11 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+
+class SFTDataError(ValueError):
+    """SFT data that cannot be used: the message names the record (or the file's line) and what is wrong."""
+
+
 _TARGETS = ("assistant", "environment", "both")
 
 
@@ -103,8 +108,10 @@ def load_sft_examples(
         add_eos: end string completions with the eos token.
 
     Raises:
-        ValueError: naming the record index (0-based; in a JSONL file, among non-blank lines), for a
-            record of unknown format or with missing or malformed fields.
+        ValueError: ``target`` or ``max_length`` out of range.
+        SFTDataError: naming the record index (0-based; in a JSONL file, among non-blank lines), for a
+            record of unknown format, with missing or malformed fields, or that the chat template
+            cannot mask; or the line of a JSONL file that is not valid JSON.
     """
     if target not in _TARGETS:
         raise ValueError(f"target must be one of {_TARGETS}, got {target!r}")
@@ -112,6 +119,24 @@ def load_sft_examples(
         raise ValueError(
             f"max_length must be at least 2 (a target needs a token before it), got {max_length}"
         )
+    try:
+        return _load(source, tokenizer, target, max_length, min_reward, top_fraction, chat_method, add_eos)
+    except SFTDataError:
+        raise
+    except ValueError as error:  # the readers and converters name the record in their messages
+        raise SFTDataError(str(error)) from error
+
+
+def _load(
+    source: Source,
+    tokenizer: PreTrainedTokenizerBase,
+    target: Target,
+    max_length: int | None,
+    min_reward: float | None,
+    top_fraction: float | None,
+    chat_method: MaskMethod,
+    add_eos: bool,
+) -> tuple[list[SFTExample], SFTDataReport]:
     report = SFTDataReport()
     records: list[tuple[RecordFormat, Record]] = []
     for index, record in enumerate(iter_records(source)):
