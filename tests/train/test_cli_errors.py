@@ -84,6 +84,56 @@ def test_an_output_dir_that_is_a_file_fails_before_the_model_loads(
     assert capsys.readouterr().err.count("OutputDirError") == 2
 
 
+# ---------------------------------------------------------------------------------- output files
+
+
+def _no_play(*args: object) -> None:
+    raise AssertionError("the episodes were played")
+
+
+@pytest.mark.parametrize("command", ["eval", "collect"])
+@pytest.mark.parametrize("where", ["a-directory", "under-a-file", "uncreatable"])
+def test_an_output_file_that_cannot_be_written_fails_before_playing(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    command: str,
+    where: str,
+) -> None:
+    monkeypatch.setattr(f"mrlm.train.commands.{command}.play", _no_play)
+    (tmp_path / "taken").write_text("")
+    (tmp_path / "folder").mkdir()
+    output, message = {
+        "a-directory": (tmp_path / "folder", "is a directory, not a file"),
+        "under-a-file": (tmp_path / "taken" / "e.jsonl", "is a file, not a directory"),
+        "uncreatable": (Path("/proc/mrlm-no-such-dir/e.jsonl"), "cannot be created"),
+    }[where]
+    argv = [command, "--model", "tiny", "--env-id", "mrlm/Math-v0", "-n", "2", "-o", str(output)]
+    assert main(argv) == 1
+    error = _one_line(capsys, f"mrlm-train {command}: OutputDirError: ")
+    assert message in error and "output" in error
+
+
+def test_an_eval_summary_that_cannot_be_written_fails_before_playing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr("mrlm.train.commands.eval.play", _no_play)
+    (tmp_path / "taken").write_text("")
+    summary = tmp_path / "taken" / "summary.json"
+    argv = ["eval", "--model", "tiny", "--env-id", "mrlm/Math-v0", "-n", "2", "--summary", str(summary)]
+    assert main(argv) == 1
+    error = _one_line(capsys, "mrlm-train eval: OutputDirError: the directory of summary ")
+    assert "is a file, not a directory" in error
+
+
+def test_an_output_file_in_new_directories_is_written(tmp_path: Path) -> None:
+    output = tmp_path / "new" / "deeper" / "episodes.jsonl"
+    argv = ["eval", "--model", "tiny", "--env-id", "mrlm/Math-v0", "-n", "2", "-o", str(output)]
+    assert main(argv) == 0
+    assert len(output.read_text().splitlines()) == 2
+    assert output.with_suffix(".summary.json").is_file()
+
+
 # ---------------------------------------------------------------------------------- settings
 
 

@@ -10,6 +10,7 @@ import tyro
 
 from mrlm.train.evaluation.config import PlayConfig, describe_seeds
 from mrlm.train.evaluation.play import play
+from mrlm.train.loop.output_dir import check_output_file
 from mrlm.train.rollout import save_jsonl
 
 
@@ -41,6 +42,7 @@ class CollectArgs(PlayConfig):
 
 def run_collect(args: CollectArgs) -> int:
     """Print the seeds, play, write the kept trajectories, print how many; return 0."""
+    check_output_file(args.output, "output")  # before playing: a path that cannot be written loses it all
     seeds = args.task_seeds()
     envs = args.envs()
     where = f", in each of {len(envs)} envs" if len(envs) > 1 else ""

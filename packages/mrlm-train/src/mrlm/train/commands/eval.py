@@ -13,6 +13,7 @@ from mrlm.train.evaluation.config import PlayConfig, describe_seeds
 from mrlm.train.evaluation.passk import reported_ks
 from mrlm.train.evaluation.play import play
 from mrlm.train.evaluation.report import format_table, save_episodes, summarise, summary_dict
+from mrlm.train.loop.output_dir import check_output_file
 
 
 @dataclass
@@ -56,6 +57,12 @@ class EvalArgs(PlayConfig):
 
 def run_eval(args: EvalArgs) -> int:
     """Print the seeds, play, print the table, write the episodes and the summary; return 0."""
+    # Before playing, which may take hours: a path that cannot be written would lose every episode.
+    if args.output:
+        check_output_file(args.output, "output")
+    summary = args.summary_path()
+    if summary is not None:
+        check_output_file(summary, "summary")
     seeds = args.task_seeds()
     envs = args.envs()
     where = f", in each of {len(envs)} envs" if len(envs) > 1 else ""
@@ -68,7 +75,6 @@ def run_eval(args: EvalArgs) -> int:
     print(format_table(report))
     if args.output:
         print(f"episodes: {save_episodes(args.output, played.trajectories, args.success_threshold)}")
-    summary = args.summary_path()
     if summary is not None:
         summary.parent.mkdir(parents=True, exist_ok=True)
         settings: dict[str, Any] = {

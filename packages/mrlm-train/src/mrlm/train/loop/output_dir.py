@@ -1,4 +1,4 @@
-"""Whether ``run.output_dir`` can hold a run, checked before any model is loaded."""
+"""Whether a run's directory or an output file can be written, checked before any model is loaded."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ from pathlib import Path
 from mrlm.train.loop.errors import OutputDirError
 
 
-def check_output_dir(output_dir: str | Path) -> None:
+def check_output_dir(output_dir: str | Path, setting: str = "run.output_dir") -> None:
     """Raise :class:`OutputDirError` when ``output_dir`` cannot become a run's directory.
 
     It can when it is a writable directory, or when its nearest existing parent is one (it is
-    created later). Nothing is created here.
+    created later). Nothing is created here. ``setting`` names the directory in the message.
     """
     path = Path(output_dir).expanduser()
     existing = path
@@ -20,10 +20,28 @@ def check_output_dir(output_dir: str | Path) -> None:
         existing = existing.parent
     if not existing.is_dir():
         if existing == path:
-            raise OutputDirError(f"run.output_dir {str(path)!r} is a file, not a directory")
+            raise OutputDirError(f"{setting} {str(path)!r} is a file, not a directory")
         raise OutputDirError(
-            f"run.output_dir {str(path)!r} cannot be created: {str(existing)!r} is a file, not a directory"
+            f"{setting} {str(path)!r} cannot be created: {str(existing)!r} is a file, not a directory"
         )
     if not os.access(existing, os.W_OK | os.X_OK):
         where = "" if existing == path else f" ({str(existing)!r}, where it would be created)"
-        raise OutputDirError(f"run.output_dir {str(path)!r} is not writable{where}")
+        raise OutputDirError(f"{setting} {str(path)!r} is not writable{where}")
+
+
+def check_output_file(path: str | Path, setting: str) -> None:
+    """Raise :class:`OutputDirError` when the file ``path`` (the value of ``setting``) cannot be
+    written: it is a directory, or its directory cannot be created or written. Creates the missing
+    directories (writing the file needs them anyway), never the file."""
+    file = Path(path).expanduser()
+    if file.is_dir():
+        raise OutputDirError(f"{setting} {str(file)!r} is a directory, not a file")
+    check_output_dir(file.parent, f"the directory of {setting}")
+    try:
+        file.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise OutputDirError(
+            f"the directory of {setting} {str(file.parent)!r} cannot be created: {error.strerror}"
+        ) from None
+    if file.exists() and not os.access(file, os.W_OK):
+        raise OutputDirError(f"{setting} {str(file)!r} is not writable")
