@@ -98,6 +98,16 @@ def test_cli_errors_exit_with_a_message() -> None:
         main(["play", "mrlm/Math-v0", "--kwargs", "{level: 1"])
     with pytest.raises(SystemExit, match="has no keyword argument 'levl'"):
         main(["play", "mrlm/Math-v0", "--kwargs", '{"levl": 1}'])
+    with pytest.raises(SystemExit, match=r"^mrlm-envs: seed must be >= 0 .*, got -5$"):
+        main(["play", "mrlm/Math-v0", "--seed", "-5"])
+
+
+def test_serve_on_an_address_of_no_interface_is_one_line() -> None:
+    with pytest.raises(
+        SystemExit,
+        match=r"^mrlm-envs serve: cannot listen on 999\.1\.1\.1:0: not an address of this machine, or the port is in use$",
+    ):
+        main(["serve", "--host", "999.1.1.1", "--port", "0"])
 
 
 def test_console_script_plays_through_a_pipe() -> None:

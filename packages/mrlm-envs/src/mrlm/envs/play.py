@@ -77,6 +77,8 @@ def play(
     terminal: Terminal | None = None,
 ) -> dict[str, float]:
     """Play one episode of ``env_id``; return the total reward of each seat played (``""`` for one agent)."""
+    if seed is not None and seed < 0:
+        raise ValueError(f"seed must be >= 0 (an env's reset takes no negative seed), got {seed}")
     term = terminal or Terminal()
     entry = env_entry(env_id)
     kwargs = dict(env_kwargs or {})

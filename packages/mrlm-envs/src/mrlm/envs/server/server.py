@@ -168,13 +168,16 @@ class EnvServer:
 
     def _bind(self, config: ServerConfig) -> int:
         where = f"{bracketed(config.host)}:{config.port}"
-        if config.tls_cert is not None and config.tls_key is not None:
-            pair = (Path(config.tls_key).read_bytes(), Path(config.tls_cert).read_bytes())
-            port = self._server.add_secure_port(where, grpc.ssl_server_credentials([pair]))
-        else:
-            port = self._server.add_insecure_port(where)
+        try:
+            if config.tls_cert is not None and config.tls_key is not None:
+                pair = (Path(config.tls_key).read_bytes(), Path(config.tls_cert).read_bytes())
+                port = self._server.add_secure_port(where, grpc.ssl_server_credentials([pair]))
+            else:
+                port = self._server.add_insecure_port(where)
+        except RuntimeError:  # grpcio >= 1.60 raises where older releases returned 0
+            port = 0
         if not port:
-            raise OSError(f"cannot listen on {where}")
+            raise OSError(f"cannot listen on {where}: not an address of this machine, or the port is in use")
         return int(port)
 
     def _reap(self) -> None:
