@@ -126,6 +126,18 @@ def test_an_eval_summary_that_cannot_be_written_fails_before_playing(
     assert "is a file, not a directory" in error
 
 
+def test_a_summary_beside_the_output_is_named_as_such(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr("mrlm.train.commands.eval.play", _no_play)
+    (tmp_path / "episodes.summary.json").mkdir()  # where the summary of -o episodes.jsonl would go
+    output = tmp_path / "episodes.jsonl"
+    argv = ["eval", "--model", "tiny", "--env-id", "mrlm/Math-v0", "-n", "2", "-o", str(output)]
+    assert main(argv) == 1
+    error = _one_line(capsys, "mrlm-train eval: OutputDirError: summary (written beside output) ")
+    assert "episodes.summary.json' is a directory, not a file" in error
+
+
 def test_an_output_file_in_new_directories_is_written(tmp_path: Path) -> None:
     output = tmp_path / "new" / "deeper" / "episodes.jsonl"
     argv = ["eval", "--model", "tiny", "--env-id", "mrlm/Math-v0", "-n", "2", "-o", str(output)]

@@ -62,7 +62,7 @@ def run_eval(args: EvalArgs) -> int:
         check_output_file(args.output, "output")
     summary = args.summary_path()
     if summary is not None:
-        check_output_file(summary, "summary")
+        check_output_file(summary, "summary" if args.summary else "summary (written beside output)")
     seeds = args.task_seeds()
     envs = args.envs()
     where = f", in each of {len(envs)} envs" if len(envs) > 1 else ""
