@@ -7,6 +7,8 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
+from mrlm.envs.sandbox.forkserver.plan import SWITCHABLE
+
 MIB = 1 << 20
 
 #: How much isolation a caller demands of a :class:`~mrlm.envs.sandbox.Sandbox`:
@@ -122,21 +124,9 @@ class ExecutionResult:
         return self.status is Status.OK
 
 
-#: The isolation layers of :class:`IsolationReport`, strongest set first.
-LAYERS: tuple[str, ...] = (
-    "separate_process",
-    "rlimits",
-    "user_namespace",
-    "pid_namespace",
-    "network_namespace",
-    "mount_namespace",
-    "ipc_namespace",
-    "read_only_filesystem",
-    "private_filesystem",
-    "unprivileged_user",
-    "seccomp",
-    "memory_cgroup",
-)
+#: The isolation layers of :class:`IsolationReport`, strongest set first: the two that always hold,
+#: then those a worker switches on where the machine allows them.
+LAYERS: tuple[str, ...] = ("separate_process", "rlimits", *SWITCHABLE)
 
 #: The layers ``require="namespaces"`` insists on.
 NAMESPACE_LAYERS: tuple[str, ...] = (
