@@ -47,10 +47,16 @@ def replies() -> list[tuple[int, str]]:
 
 
 def sandboxed(
-    pairs: list[tuple[int, str]], steps: int, counter: list[int], threads: int = 1
+    pairs: list[tuple[int, str]],
+    steps: int,
+    counter: list[int],
+    threads: int = 1,
+    step_seconds: dict[str, list[float]] | None = None,
 ) -> tuple[float, int]:
     """Seconds for ``steps`` single-step episodes, and how many scored full reward; with ``threads``
-    > 1, that many envs step their own episodes at the same time (steps split between them)."""
+    > 1, that many envs step their own episodes at the same time (steps split between them). Each
+    step's seconds go to ``step_seconds`` under its problem's id, when given."""
+    task_ids = {task.canonical_solution: task.task_id for task in builtin_tasks()}
     envs = [gymnasium.make("mrlm/Code-v0") for _ in range(threads)]
     first = counter[0]
     counter[0] += steps
@@ -60,7 +66,10 @@ def sandboxed(
         for number in range(first + index, first + steps, threads):
             seed, solution = pairs[number % len(pairs)]
             env.reset(seed=seed)
+            start = time.perf_counter()
             _, reward, _, _, _ = env.step(f"```python\n# reply {number}\n{solution}\n```")
+            if step_seconds is not None:
+                step_seconds.setdefault(task_ids[solution], []).append(time.perf_counter() - start)
             solved += reward == 1.0
         return solved
 
@@ -103,14 +112,16 @@ def main() -> None:
     counter = [0]
     sandboxed(pairs, 30, counter)  # warm-up: workers, caches
     env_rates, base_rates, env_solved, base_passed = [], [], 0, 0
+    step_seconds: dict[str, list[float]] = {}
     for _ in range(args.rounds):
-        seconds, solved = sandboxed(pairs, args.steps, counter, args.threads)
+        seconds, solved = sandboxed(pairs, args.steps, counter, args.threads, step_seconds)
         env_rates.append(args.steps / seconds)
         env_solved += solved
         seconds, passed = fresh_python(pairs, args.baseline_steps, counter)
         base_rates.append(args.baseline_steps / seconds)
         base_passed += passed
     env_rate, base_rate = statistics.median(env_rates), statistics.median(base_rates)
+    step_ms = {task: 1000 * statistics.median(times) for task, times in step_seconds.items()}
     result = {
         "benchmark": "code_env_steps",
         "python": platform.python_version(),
@@ -123,6 +134,12 @@ def main() -> None:
             "steps_per_s_median": round(env_rate, 1),
             "steps_per_s_rounds": [round(rate, 1) for rate in env_rates],
             "full_reward_share": round(env_solved / (args.steps * args.rounds), 4),
+            "step_ms_median_per_problem": round(statistics.median(step_ms.values()), 2),
+            # Where the time goes: the problems whose steps take longest (a test passing a large
+            # value, or consuming a long generator, pays per item crossing to the judge).
+            "slowest_problems_step_ms": {
+                task: round(ms, 1) for task, ms in sorted(step_ms.items(), key=lambda item: -item[1])[:5]
+            },
         },
         "fresh_python": {
             "runs_per_round": args.baseline_steps,
