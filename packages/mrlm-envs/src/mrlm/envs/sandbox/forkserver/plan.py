@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from mrlm.envs.sandbox.forkserver.cgroup import MemoryCgroup
 
 #: Layers a worker switches on or off; the report's other two (separate_process, rlimits) always hold.
+#: Strongest first: ``mrlm.envs.sandbox.LAYERS`` lists the report's layers in this order.
 SWITCHABLE = (
     "user_namespace",
     "pid_namespace",
