@@ -108,6 +108,9 @@ def main() -> None:
         "--threads", type=int, default=1, help="envs stepping at once (1: one episode at a time)"
     )
     args = parser.parse_args()
+    for name in ("steps", "baseline_steps", "rounds", "threads"):
+        if getattr(args, name) < 1:
+            parser.error(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
     pairs = replies()
     counter = [0]
     sandboxed(pairs, 30, counter)  # warm-up: workers, caches

@@ -47,3 +47,23 @@ def test_benchmark_prints_json(name: str) -> None:
     if name == "remote_latency.py":  # the client processes ran, one on each server of the list
         listed = report["scaling"]["client_processes_2"]["2_addresses"]
         assert listed["calls_per_s"] > 0 and sorted(listed["sessions_per_server"].values()) == [1, 1]
+    if name == "code_env_throughput.py":  # per-problem times: the slowest first, of problems played
+        from mrlm.envs.code.problems import builtin_tasks
+
+        env = report["code_env"]
+        slowest = list(env["slowest_problems_step_ms"].items())
+        assert 1 <= len(slowest) <= 5
+        assert {task for task, _ in slowest} <= {task.task_id for task in builtin_tasks()}
+        assert [ms for _, ms in slowest] == sorted((ms for _, ms in slowest), reverse=True)
+        assert slowest[0][1] >= env["step_ms_median_per_problem"] > 0
+
+
+def test_code_env_benchmark_refuses_zero_steps() -> None:
+    result = subprocess.run(
+        [sys.executable, str(BENCHMARKS / "code_env_throughput.py"), "--steps", "0"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 2 and "--steps must be at least 1, got 0" in result.stderr
