@@ -73,6 +73,42 @@ def test_flags_override_the_file_and_resume_takes_a_checkpoint(
     assert config.run.resume == "runs/x/checkpoints/step-4"
 
 
+def test_an_algorithm_reads_a_train_file_that_names_it_and_refuses_one_for_another(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``mrlm-train grpo --config examples/train/grpo.yaml`` works as ``train --config`` of it does;
+    the same file given to ``ppo`` is refused in one line that says which command runs it."""
+    seen = _capturing(monkeypatch)
+    file = tmp_path / "run.yaml"
+    file.write_text("algorithm: grpo\ngroup_size: 3\nrun: {max_steps: 7}\n")
+    assert main(["grpo", "--config", str(file)]) == 0
+    assert main(["train", "--config", str(file)]) == 0
+    (_, named), (_, trained) = seen
+    assert named == trained and named.group_size == 3
+
+    assert main(["ppo", "--config", str(file)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and err.startswith("mrlm-train ppo: ConfigError: "), err
+    assert "for 'grpo'" in err and f"mrlm-train train --config {file}" in err, err
+
+
+@pytest.mark.parametrize("on_in_file", [True, False])
+def test_a_boolean_flag_overrides_the_file_whichever_way_the_file_sets_it(
+    on_in_file: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both ``--X`` and ``--no-X`` exist whatever the file's value (a run's saved config.yaml fed back
+    with the command line that made it), and the flag wins."""
+    seen = _capturing(monkeypatch)
+    file = tmp_path / "run.yaml"
+    value = "true" if on_in_file else "false"
+    file.write_text(f"dynamic_sampling: {value}\nrun: {{progress_bar: {value}}}\n")
+    assert main(["grpo", "--config", str(file), "--no-dynamic-sampling", "--run.no-progress-bar"]) == 0
+    assert main(["grpo", "--config", str(file), "--dynamic-sampling", "--run.progress-bar"]) == 0
+    (_, off), (_, on) = seen
+    assert (off.dynamic_sampling, off.run.progress_bar) == (False, False)
+    assert (on.dynamic_sampling, on.run.progress_bar) == (True, True)
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [

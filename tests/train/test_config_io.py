@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import threading
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from mrlm.train.algorithms.grpo import GRPOConfig
 from mrlm.train.algorithms.sft import SFTConfig
-from mrlm.train.config_io import ConfigError, from_dict
+from mrlm.train.config_io import ConfigError, from_dict, load_mapping
 
 
 def test_numbers_are_converted_to_the_field_type() -> None:
@@ -42,3 +46,60 @@ def test_optional_numbers_take_none_or_a_number() -> None:
 def test_a_value_of_the_wrong_type_names_the_field_and_the_value(data: dict[str, Any], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         from_dict(GRPOConfig, data, where="c")
+
+
+def _fifo_fed(tmp_path: Path, text: bytes) -> tuple[Path, threading.Thread]:
+    """A named pipe that a thread writes ``text`` into, as ``--config <(...)`` gives a program."""
+    pipe = tmp_path / "pipe.yaml"
+    os.mkfifo(pipe)
+
+    def feed() -> None:
+        with contextlib.suppress(BrokenPipeError), open(pipe, "wb") as handle:
+            handle.write(text)
+
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    return pipe, writer
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda path: path, "is a directory"),
+        (lambda path: path / "absent.yaml", "does not exist"),
+        (lambda path: Path(os.devnull), "is neither a regular file nor a pipe"),
+        (
+            lambda path: _written(path / "latin1.yaml", "group_size: 4 # caf\xe9\n".encode("latin-1")),
+            "not UTF-8 text",
+        ),
+        (lambda path: _written(path / "list.yaml", b"- 1\n- 2\n"), "the top level must be a mapping"),
+    ],
+)
+def test_a_config_file_that_cannot_be_read_is_named_with_what_is_wrong(
+    tmp_path: Path, make: Any, message: str
+) -> None:
+    path = make(tmp_path)
+    with pytest.raises(ConfigError, match=message) as caught:
+        load_mapping(path)
+    assert str(path) in str(caught.value)
+
+
+def _written(path: Path, data: bytes) -> Path:
+    path.write_bytes(data)
+    return path
+
+
+def test_a_config_comes_through_a_pipe(tmp_path: Path) -> None:
+    pipe, writer = _fifo_fed(tmp_path, b"group_size: 3\nrun: {max_steps: 2}\n")
+    assert load_mapping(pipe) == {"group_size": 3, "run": {"max_steps": 2}}
+    writer.join(timeout=10)
+
+
+def test_an_endless_pipe_is_refused_past_the_size_bound(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("mrlm.train.config_io.MAX_CONFIG_BYTES", 1 << 10)
+    pipe, writer = _fifo_fed(tmp_path, b"# padding\n" * 1000)
+    with pytest.raises(ConfigError, match="larger than"):
+        load_mapping(pipe)
+    writer.join(timeout=10)

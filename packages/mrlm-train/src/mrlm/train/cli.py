@@ -8,11 +8,12 @@ from typing import Annotated, Any, NoReturn, Union
 import tyro
 
 from mrlm.envs.registry import EnvArgumentError, UnknownEnvError
+from mrlm.train.algorithms import ALGORITHMS
 from mrlm.train.algorithms.multi_agent import MultiAgentSetupError
 from mrlm.train.algorithms.online_dpo import NoPreferencePairsError
 from mrlm.train.commands import COMMANDS
 from mrlm.train.commands.train_file import COMMAND as TRAIN
-from mrlm.train.commands.train_file import resolve_train
+from mrlm.train.commands.train_file import algorithm_config, resolve_train
 from mrlm.train.config_io import ConfigError, load_config
 from mrlm.train.dpo import PreferenceDataError
 from mrlm.train.evaluation.play import EnvFailedError
@@ -81,8 +82,6 @@ def main(argv: list[str] | None = None) -> int:
         args=argv,
         prog=PROG,
         description=DESCRIPTION,
-        # Boolean options are plain flags (`--json`), without a generated `--no-json` twin.
-        config=(tyro.conf.FlagCreatePairsOff,),
     )
     for command in COMMANDS:
         if isinstance(args, command.args):
@@ -138,6 +137,8 @@ def _config_defaults(argv: list[str]) -> tuple[list[str], dict[str, Any]]:
             f"{PROG}: --config needs a subcommand that takes one, such as `{PROG} grpo --config run.yaml`"
         )
     try:
+        if command.name in ALGORITHMS:
+            return rest, {command.name: algorithm_config(command.name, path, command.args)}
         return rest, {command.name: load_config(command.args, path)}
     except ConfigError as error:
         error.command = command.name

@@ -10,6 +10,7 @@ import contextlib
 import dataclasses
 import difflib
 import json
+import stat
 import types
 import typing
 from pathlib import Path
@@ -35,17 +36,40 @@ def load_config(cls: type[T], path: str | Path) -> T:
     return from_dict(cls, load_mapping(path), where=str(path))
 
 
+#: The most a config file may hold. Read from a pipe (``--config <(envsubst < run.yaml)``), it is
+#: read up to this and no further, so an endless stream is refused rather than filling memory.
+MAX_CONFIG_BYTES = 16 << 20
+
+
 def load_mapping(path: str | Path) -> dict[str, Any]:
     """The top-level mapping of the YAML (or JSON) file ``path``; an empty file is an empty mapping.
+    ``path`` may be a regular file or a pipe (process substitution).
 
     Raises:
-        ConfigError: no such file, not YAML, or a top level that is not a mapping.
+        ConfigError: no such file, a directory or device, unreadable, not UTF-8, larger than
+            :data:`MAX_CONFIG_BYTES`, not YAML, or a top level that is not a mapping.
     """
     file = Path(path)
-    if not file.is_file():
-        raise ConfigError(f"config file {str(file)!r} does not exist")
     try:
-        data = yaml.safe_load(file.read_text(encoding="utf-8"))
+        mode = file.stat().st_mode
+        if stat.S_ISDIR(mode):
+            raise ConfigError(f"config file {str(file)!r} is a directory")
+        if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
+            raise ConfigError(f"config file {str(file)!r} is neither a regular file nor a pipe")
+        with file.open("rb") as handle:
+            raw = handle.read(MAX_CONFIG_BYTES + 1)
+    except FileNotFoundError:
+        raise ConfigError(f"config file {str(file)!r} does not exist") from None
+    except OSError as error:
+        raise ConfigError(f"config file {str(file)!r} cannot be read: {error.strerror or error}") from None
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"config file {str(file)!r} is larger than {MAX_CONFIG_BYTES >> 20} MiB")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ConfigError(f"{file}: not UTF-8 text (byte {error.start})") from None
+    try:
+        data = yaml.safe_load(text)
     except yaml.YAMLError as error:
         raise ConfigError(f"{file}: not valid YAML: {error}") from None
     if data is None:

@@ -54,6 +54,24 @@ def resolve_train(argv: Sequence[str], path: str, commands: dict[str, type]) -> 
     return algorithm, _expand_shorthands(rest), defaults
 
 
+def algorithm_config(name: str, path: str, cls: type) -> Any:
+    """The config of ``mrlm-train <name> --config path``: the file's keys as ``cls``. An
+    ``algorithm`` key may name this very algorithm (so a ``train`` file serves here too), but no
+    other one.
+
+    Raises:
+        ConfigError: the file names another algorithm, or does not fit ``cls``.
+    """
+    data = dict(load_mapping(path))
+    algorithm = data.pop("algorithm", name)
+    if algorithm != name:
+        raise ConfigError(
+            f"{path}: the file is for {algorithm!r} (its `algorithm:` key), not {name!r}; "
+            f"`mrlm-train {COMMAND} --config {path}` runs the algorithm it names"
+        )
+    return from_dict(cls, data, where=str(Path(path)))
+
+
 def _expand_shorthands(argv: list[str]) -> list[str]:
     out: list[str] = []
     items = iter(range(len(argv)))
