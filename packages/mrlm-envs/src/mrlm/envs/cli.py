@@ -50,9 +50,9 @@ def play_command(
     try:
         env_kwargs = json.loads(kwargs)
     except json.JSONDecodeError as error:
-        raise SystemExit(f"--kwargs is not valid JSON: {error}") from None
+        raise SystemExit(f"mrlm-envs play: --kwargs is not valid JSON: {error}") from None
     if not isinstance(env_kwargs, dict):
-        raise SystemExit("--kwargs must be a JSON object, such as '{\"level\": 3}'")
+        raise SystemExit("mrlm-envs play: --kwargs must be a JSON object, such as '{\"level\": 3}'")
     play(env_id, seed=seed, agent=agent, opponent=opponent, env_kwargs=env_kwargs)
 
 
