@@ -92,7 +92,7 @@ def _no_play(*args: object) -> None:
 
 
 @pytest.mark.parametrize("command", ["eval", "collect"])
-@pytest.mark.parametrize("where", ["a-directory", "under-a-file", "uncreatable"])
+@pytest.mark.parametrize("where", ["a-directory", "under-a-file", "uncreatable", "refusing-new-files"])
 def test_an_output_file_that_cannot_be_written_fails_before_playing(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
@@ -107,6 +107,11 @@ def test_an_output_file_that_cannot_be_written_fails_before_playing(
         "a-directory": (tmp_path / "folder", "is a directory, not a file"),
         "under-a-file": (tmp_path / "taken" / "e.jsonl", "is a file, not a directory"),
         "uncreatable": (Path("/proc/mrlm-no-such-dir/e.jsonl"), "cannot be created"),
+        # /proc takes no new file, though root passes its permission bits (others fail on them)
+        "refusing-new-files": (
+            Path("/proc/mrlm-e.jsonl"),
+            "its directory refuses new files" if os.geteuid() == 0 else "is not writable",
+        ),
     }[where]
     argv = [command, "--model", "tiny", "--env-id", "mrlm/Math-v0", "-n", "2", "-o", str(output)]
     assert main(argv) == 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 from mrlm.train.loop.errors import OutputDirError
@@ -31,8 +32,8 @@ def check_output_dir(output_dir: str | Path, setting: str = "run.output_dir") ->
 
 def check_output_file(path: str | Path, setting: str) -> None:
     """Raise :class:`OutputDirError` when the file ``path`` (the value of ``setting``) cannot be
-    written: it is a directory, or its directory cannot be created or written. Creates the missing
-    directories (writing the file needs them anyway), never the file."""
+    written: it is a directory, or its directory cannot be created or does not take new files.
+    Creates the missing directories (writing the file needs them anyway), never the file."""
     file = Path(path).expanduser()
     if file.is_dir():
         raise OutputDirError(f"{setting} {str(file)!r} is a directory, not a file")
@@ -45,3 +46,12 @@ def check_output_file(path: str | Path, setting: str) -> None:
         ) from None
     if file.exists() and not os.access(file, os.W_OK):
         raise OutputDirError(f"{setting} {str(file)!r} is not writable")
+    # Permission bits do not tell everything (root passes them, yet /proc or a root-squashed NFS share
+    # refuse new files): a nameless file made and dropped at once says for sure.
+    try:
+        with tempfile.TemporaryFile(dir=file.parent):
+            pass
+    except OSError as error:
+        raise OutputDirError(
+            f"{setting} {str(file)!r} cannot be written: its directory refuses new files ({error.strerror})"
+        ) from None
