@@ -94,9 +94,9 @@ def test_play_unknown_seat_is_a_clear_error() -> None:
 def test_cli_errors_exit_with_a_message() -> None:
     with pytest.raises(SystemExit, match="unknown env id 'mrlm/Nope-v0'"):
         main(["play", "mrlm/Nope-v0"])
-    with pytest.raises(SystemExit, match="^mrlm-envs play: --kwargs is not valid JSON"):
+    with pytest.raises(SystemExit, match=r"^mrlm-envs play: --kwargs is not valid JSON"):
         main(["play", "mrlm/Math-v0", "--kwargs", "{level: 1"])
-    with pytest.raises(SystemExit, match="^mrlm-envs play: --kwargs must be a JSON object"):
+    with pytest.raises(SystemExit, match=r"^mrlm-envs play: --kwargs must be a JSON object"):
         main(["play", "mrlm/Math-v0", "--kwargs", "[1]"])
     with pytest.raises(SystemExit, match="has no keyword argument 'levl'"):
         main(["play", "mrlm/Math-v0", "--kwargs", '{"levl": 1}'])
