@@ -84,6 +84,29 @@ def test_an_output_dir_that_is_a_file_fails_before_the_model_loads(
     assert capsys.readouterr().err.count("OutputDirError") == 2
 
 
+@pytest.mark.parametrize("command", ["sft", "dpo"])
+@pytest.mark.parametrize("where", ["missing", "a-directory"])
+def test_a_data_path_that_names_no_file_fails_before_the_model_loads(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    command: str,
+    where: str,
+) -> None:
+    def no_loading(*args: object) -> None:
+        raise AssertionError("the model was loaded")
+
+    monkeypatch.setattr(f"mrlm.train.algorithms.{command}.load_policy", no_loading)
+    data, message = {
+        "missing": (tmp_path / "absent.jsonl", "absent.jsonl: no such file"),
+        "a-directory": (tmp_path, "is a directory, not a JSONL file of records"),
+    }[where]
+    argv = [command, "--data", str(data), "--run.output-dir", str(tmp_path / "run")]
+    assert main(argv) == 1
+    error_type = "SFTDataError" if command == "sft" else "PreferenceDataError"
+    assert message in _one_line(capsys, f"mrlm-train {command}: {error_type}: ")
+
+
 # ---------------------------------------------------------------------------------- output files
 
 

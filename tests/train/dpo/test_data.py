@@ -146,3 +146,23 @@ def test_truncation_keeps_the_start_and_drops_empty_replies(tokenizer: Any) -> N
     chosen = pairs[0].chosen
     assert len(chosen) == prompt_tokens + 2 and chosen.num_targets == 2
     assert tokenizer.decode(chosen.input_ids).startswith(prompt)
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b'{"prompt": "Q", "chosen": " 4", "rejected": " 5"}\nnot json\n', r"prefs.jsonl:2: not valid JSON"),
+        (b'{"chosen": " caf\xe9", "rejected": " 5"}\n', r"prefs.jsonl:1: not UTF-8 text"),
+        (None, r"prefs.jsonl is a directory, not a JSONL file"),
+    ],
+)
+def test_a_file_that_is_not_jsonl_is_a_preference_data_error_naming_the_line(
+    tokenizer: Any, tmp_path: Path, content: bytes | None, message: str
+) -> None:
+    path = tmp_path / "prefs.jsonl"
+    if content is None:
+        path.mkdir()
+    else:
+        path.write_bytes(content)
+    with pytest.raises(PreferenceDataError, match=message):
+        load_preference_pairs(path, tokenizer, max_length=64)

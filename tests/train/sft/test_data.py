@@ -10,7 +10,7 @@ from typing import Any, cast
 
 import pytest
 
-from mrlm.train.sft import SFTExample, load_sft_examples
+from mrlm.train.sft import SFTDataError, SFTExample, load_sft_examples
 from tests.train.sft.builders import CHAT, FIRST, SYSTEM, guessing_trajectory, target_texts
 
 
@@ -118,6 +118,12 @@ def test_bad_sources_and_options_are_refused(tokenizer: Any, tmp_path: Path) -> 
     path.write_text('{"prompt": "a", "completion": "b"}\n{oops\n', encoding="utf-8")
     with pytest.raises(ValueError, match=r"bad\.jsonl:2: not valid JSON"):
         load_sft_examples(path, tokenizer)
+    latin1 = tmp_path / "latin1.jsonl"
+    latin1.write_bytes(b'{"prompt": "a", "completion": "b"}\n{"prompt": "caf\xe9", "completion": "b"}\n')
+    with pytest.raises(SFTDataError, match=r"latin1\.jsonl:2: not UTF-8 text \(byte 15\)"):
+        load_sft_examples(latin1, tokenizer)
+    with pytest.raises(SFTDataError, match="is a directory, not a JSONL file"):
+        load_sft_examples(tmp_path, tokenizer)
     with pytest.raises(ValueError, match="pass one split of a DatasetDict"):
         load_sft_examples(cast(Any, {"train": []}), tokenizer)
     with pytest.raises(ValueError, match="target must be one of"):

@@ -59,7 +59,7 @@ from mrlm.train.generation.logprobs import token_logprobs
 from mrlm.train.loop import DistributedConfig, OptimConfig, RunConfig, TrainingSession
 from mrlm.train.loop.output_dir import check_output_dir
 from mrlm.train.policy import ModelConfig, load_policy
-from mrlm.train.sft.sources import Source
+from mrlm.train.sft.sources import Source, check_source
 
 #: The frozen reference policy's name in the session.
 REFERENCE = "reference"
@@ -171,6 +171,10 @@ def train(config: DPOConfig, data: Source | None = None) -> Path:
     if data is None and not config.data:
         raise PreferenceDataError("no data: set data to a JSONL file of preference records")
     check_output_dir(config.run.output_dir)  # before the model loads, which may take minutes
+    try:
+        check_source(config.data if data is None else data)  # so is a data path that names no file
+    except ValueError as error:
+        raise PreferenceDataError(str(error)) from None
     # 1. data
     model, tokenizer = load_policy(config.model)
     pairs, report = load_preference_pairs(

@@ -46,6 +46,7 @@ from mrlm.train.sft import (
     pack_examples,
     sft_loss,
 )
+from mrlm.train.sft.sources import check_source
 
 
 @dataclass
@@ -173,6 +174,10 @@ def steps_for(config: SFTConfig, num_examples: int) -> int:
 def train(config: SFTConfig) -> Path:
     """Run SFT as configured; return the directory of the final model (``save_pretrained`` format)."""
     check_output_dir(config.run.output_dir)  # before the model loads, which may take minutes
+    try:
+        check_source(config.data)  # so is a data path that names no file
+    except ValueError as error:
+        raise SFTDataError(str(error)) from None
     # 1. data
     model, tokenizer = load_policy(config.model)
     examples, report = load_sft_examples(

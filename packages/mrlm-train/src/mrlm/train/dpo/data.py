@@ -21,7 +21,7 @@ reply's. **Truncation**: each side keeps its first ``max_length`` tokens (prompt
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -92,7 +92,7 @@ def load_preference_pairs(
         raise ValueError(f"max_length must be at least 2, got {max_length}")
     pairs: list[PreferencePair] = []
     report = PreferenceReport()
-    for index, record in enumerate(iter_records(source)):
+    for index, record in enumerate(_records(source)):
         report.records += 1
         if not isinstance(record, Mapping):
             raise PreferenceDataError(
@@ -111,6 +111,15 @@ def load_preference_pairs(
         report.with_reference += pair.has_reference
         pairs.append(pair)
     return pairs, report
+
+
+def _records(source: Source) -> Iterator[Any]:
+    """The records of ``source``; a file that cannot be read as JSONL (a line that is not JSON or
+    not UTF-8, a directory) raises PreferenceDataError naming the file and line."""
+    try:
+        yield from iter_records(source)
+    except ValueError as error:
+        raise PreferenceDataError(str(error)) from None
 
 
 def preference_pair(

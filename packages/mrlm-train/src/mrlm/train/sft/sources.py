@@ -39,9 +39,27 @@ def iter_records(source: Source) -> Iterator[Record]:
     yield from source
 
 
+def check_source(source: Source) -> None:
+    """Raise ValueError when ``source`` is a path that names no readable file (nothing there, or a
+    directory), so that a run refuses it before it loads a model; any other source passes."""
+    if not isinstance(source, (str, os.PathLike)):
+        return
+    path = Path(source)
+    if path.is_dir():
+        raise ValueError(f"{path} is a directory, not a JSONL file of records")
+    if not path.exists():
+        raise ValueError(f"{path}: no such file")
+
+
 def _read_jsonl(path: Path) -> Iterator[Record]:
-    with path.open(encoding="utf-8") as handle:
-        for line_number, line in enumerate(handle, start=1):
+    if path.is_dir():  # open() would raise IsADirectoryError, which names no setting
+        raise ValueError(f"{path} is a directory, not a JSONL file of records")
+    with path.open("rb") as handle:
+        for line_number, raw in enumerate(handle, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise ValueError(f"{path}:{line_number}: not UTF-8 text (byte {error.start})") from None
             if not line.strip():
                 continue
             try:
