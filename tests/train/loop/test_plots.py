@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from mrlm.train.loop.metrics import read_metrics
 from mrlm.train.loop.plots import _trailing_mean, plot_metrics
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -35,6 +36,24 @@ def test_plot_writes_a_png(tmp_path: Path) -> None:
 def test_plot_without_any_key_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="none of"):
         plot_metrics(_metrics(tmp_path / "metrics.jsonl"), tmp_path / "x.png", keys=("kl",))
+
+
+def test_a_last_line_torn_by_a_dead_run_is_left_out_and_any_other_bad_line_is_named(tmp_path: Path) -> None:
+    path = _metrics(tmp_path / "metrics.jsonl")
+    with path.open("a") as handle:
+        handle.write('{"step": 11, "time": 2.0, "lo')  # the process died while writing this
+    records = read_metrics(path)
+    assert [record["step"] for record in records] == list(range(1, 11))
+    assert records[-1]["loss"] == 0.1  # the resumed step 10 still wins
+    assert plot_metrics(path, tmp_path / "torn.png").read_bytes()[:8] == PNG_MAGIC
+
+    with path.open("a") as handle:
+        handle.write("\n")  # a complete line now: not torn, just not a record
+    with pytest.raises(ValueError, match=r"metrics\.jsonl:12: not a metrics record"):
+        read_metrics(path)
+    path.write_bytes(b'{"step": 1, "loss": 1.0}\n\xff\n')
+    with pytest.raises(ValueError, match="not UTF-8 text"):
+        read_metrics(path)
 
 
 def test_trailing_mean_by_hand() -> None:

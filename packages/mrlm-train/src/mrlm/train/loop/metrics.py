@@ -57,12 +57,28 @@ class MetricsLog:
 
 
 def read_metrics(path: Path) -> list[dict[str, Any]]:
-    """All records of a metrics file; for a step logged twice, the last record wins, in step order."""
+    """All records of a metrics file; for a step logged twice, the last record wins, in step order.
+
+    A last line without its newline that is no record was torn by a run that died while writing it,
+    and is left out (as resuming drops it). Any other line that is no record raises ValueError
+    naming the file and the line, as does a file that is not UTF-8.
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise ValueError(f"{path}: not UTF-8 text (byte {error.start}), so not a metrics file") from None
+    lines = text.splitlines()
     by_step: dict[int, dict[str, Any]] = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if line.strip():
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
             record = json.loads(line)
             by_step[int(record["step"])] = record
+        except (ValueError, KeyError, TypeError) as error:
+            if number == len(lines) and not text.endswith("\n"):
+                break  # torn
+            raise ValueError(f"{path}:{number}: not a metrics record ({type(error).__name__})") from None
     return [by_step[step] for step in sorted(by_step)]
 
 
