@@ -131,6 +131,27 @@ def test_a_file_that_does_not_fit_is_named_in_one_line(
     assert re.search(message, err), err
 
 
+def test_train_help_says_what_the_command_takes(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["train", "--help"])
+    assert exit_info.value.code == 0
+    text = capsys.readouterr().out
+    assert text.startswith("usage: mrlm-train train --config FILE")
+    assert "--output DIR" in text and "--resume [CKPT]" in text
+    assert all(name in text for name in TRAINABLE)
+
+
+@pytest.mark.parametrize("algorithm", TRAINABLE)
+def test_each_algorithm_help_names_the_config_flag(
+    algorithm: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--config`` is taken before tyro parses (so tyro lists no such flag): the help says it."""
+    with pytest.raises(SystemExit) as exit_info:
+        main([algorithm, "--help"])
+    assert exit_info.value.code == 0
+    assert "--config FILE" in capsys.readouterr().out
+
+
 def test_train_without_a_config_says_what_it_needs() -> None:
     with pytest.raises(SystemExit, match="`train` needs --config FILE"):
         main(["train", "--output", "runs/x"])

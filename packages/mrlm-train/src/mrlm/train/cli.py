@@ -13,7 +13,7 @@ from mrlm.train.algorithms.multi_agent import MultiAgentSetupError
 from mrlm.train.algorithms.online_dpo import NoPreferencePairsError
 from mrlm.train.commands import COMMANDS
 from mrlm.train.commands.train_file import COMMAND as TRAIN
-from mrlm.train.commands.train_file import algorithm_config, resolve_train
+from mrlm.train.commands.train_file import algorithm_config, resolve_train, train_help
 from mrlm.train.config_io import ConfigError, load_config
 from mrlm.train.dpo import PreferenceDataError
 from mrlm.train.evaluation.play import EnvFailedError
@@ -104,6 +104,9 @@ def _config_defaults(argv: list[str]) -> tuple[list[str], dict[str, Any]]:
 
     Flags given after it still override the file, since tyro parses them over these defaults.
     """
+    if next((a for a in argv if not a.startswith("-")), None) == TRAIN and {"-h", "--help"} & set(argv):
+        print(train_help([c.name for c in COMMANDS]))
+        raise SystemExit(0)
     if "--config" not in argv and not any(a.startswith("--config=") for a in argv):
         if next((a for a in argv if not a.startswith("-")), None) == TRAIN:
             raise SystemExit(

@@ -136,7 +136,7 @@ class PreferenceSettings:
 
 @dataclass
 class DPOConfig(PreferenceSettings):
-    """Everything one DPO run needs. Flags on the command line, or a YAML file with the same keys."""
+    """Everything one DPO run needs: flags on the command line, or --config FILE (YAML, the same keys)."""
 
     data: str = ""
     """JSONL file of preference records (prompt/chosen/rejected; see mrlm.train.dpo.data)."""

@@ -58,7 +58,7 @@ REFERENCE = "reference"
 
 @dataclass
 class GRPOConfig:
-    """Everything one GRPO run needs. Flags on the command line, or a YAML file with the same keys."""
+    """Everything one GRPO run needs: flags on the command line, or --config FILE (YAML, the same keys)."""
 
     env_id: str = "mrlm/Math-v0"
     """Environment id (``mrlm-envs list``), local or remote."""

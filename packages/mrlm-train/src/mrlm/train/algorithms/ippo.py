@@ -125,7 +125,8 @@ _GROUP_ONLY = ("advantage_scaling", "group_by", "ratio_level", "aggregation", "d
 
 @dataclass
 class IPPOConfig(MultiAgentConfig):
-    """Train several LLM agents with independent PPO, each its own policy and critic."""
+    """Train several LLM agents with independent PPO, each its own policy and critic; flags on the
+    command line, or --config FILE (YAML, the same keys)."""
 
     policies: Sharing = "per_agent"
     """Each agent its own policy (IPPO's independent learners; "shared" is not supported)."""

@@ -25,7 +25,8 @@ advantages = group_mean_advantages
 
 @dataclass
 class MAGRPOConfig(MultiAgentConfig):
-    """Train several LLM agents together with MAGRPO (group-mean baseline) on a multi-agent env."""
+    """Train several LLM agents together with MAGRPO (group-mean baseline) on a multi-agent env;
+    flags on the command line, or --config FILE (YAML, the same keys)."""
 
     run: RunConfig = field(default_factory=lambda: RunConfig(output_dir="runs/magrpo", max_steps=50))
     """Output directory, steps, seed, checkpoints, logging."""

@@ -28,7 +28,8 @@ def advantages(rewards: torch.Tensor, group_size: int) -> torch.Tensor:
 
 @dataclass
 class MAREINFORCEConfig(MultiAgentConfig):
-    """Train several LLM agents together with MAREINFORCE (no baseline) on a multi-agent env."""
+    """Train several LLM agents together with MAREINFORCE (no baseline) on a multi-agent env;
+    flags on the command line, or --config FILE (YAML, the same keys)."""
 
     run: RunConfig = field(default_factory=lambda: RunConfig(output_dir="runs/mareinforce", max_steps=50))
     """Output directory, steps, seed, checkpoints, logging."""

@@ -25,7 +25,8 @@ advantages = max_baseline_advantages
 
 @dataclass
 class MAReMaxConfig(MultiAgentConfig):
-    """Train several LLM agents together with MAReMax (best-of-group baseline) on a multi-agent env."""
+    """Train several LLM agents together with MAReMax (best-of-group baseline) on a multi-agent env;
+    flags on the command line, or --config FILE (YAML, the same keys)."""
 
     run: RunConfig = field(default_factory=lambda: RunConfig(output_dir="runs/maremax", max_steps=50))
     """Output directory, steps, seed, checkpoints, logging."""

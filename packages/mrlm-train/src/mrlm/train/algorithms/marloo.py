@@ -25,7 +25,8 @@ advantages = leave_one_out_advantages
 
 @dataclass
 class MARLOOConfig(MultiAgentConfig):
-    """Train several LLM agents together with MARLOO (leave-one-out baseline) on a multi-agent env."""
+    """Train several LLM agents together with MARLOO (leave-one-out baseline) on a multi-agent env;
+    flags on the command line, or --config FILE (YAML, the same keys)."""
 
     run: RunConfig = field(default_factory=lambda: RunConfig(output_dir="runs/marloo", max_steps=50))
     """Output directory, steps, seed, checkpoints, logging."""

@@ -51,7 +51,7 @@ class NoPreferencePairsError(RuntimeError):
 
 @dataclass
 class OnlineDPOConfig(PreferenceSettings):
-    """Everything one online DPO run needs. Flags on the command line, or a YAML file with the same keys."""
+    """Everything one online DPO run needs: flags, or --config FILE (YAML, the same keys)."""
 
     env_id: str = "mrlm/Math-v0"
     """Environment id (``mrlm-envs list``), local or remote."""

@@ -112,7 +112,7 @@ METRICS = {
 
 @dataclass
 class PPOConfig:
-    """Everything one PPO run needs. Flags on the command line, or a YAML file with the same keys."""
+    """Everything one PPO run needs: flags on the command line, or --config FILE (YAML, the same keys)."""
 
     env_id: str = "mrlm/Math-v0"
     """Environment id (``mrlm-envs list``), local or remote."""

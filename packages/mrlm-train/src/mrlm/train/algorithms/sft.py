@@ -51,7 +51,7 @@ from mrlm.train.sft.sources import check_source
 
 @dataclass
 class SFTConfig:
-    """Everything one SFT run needs. Flags on the command line, or a YAML file with the same keys."""
+    """Everything one SFT run needs: flags on the command line, or --config FILE (YAML, the same keys)."""
 
     data: str
     """JSONL file of chats ("messages"), prompt/completion pairs or trajectories (format found per line)."""

@@ -26,6 +26,19 @@ from mrlm.train.config_io import ConfigError, from_dict, load_mapping
 COMMAND = "train"
 #: The flags of ``train`` itself and the algorithm flags they stand for.
 SHORTHANDS = {"--output": "--run.output-dir", "--resume": "--run.resume"}
+#: What ``mrlm-train train --help`` prints.
+HELP = """usage: mrlm-train train --config FILE [--output DIR] [--resume [CKPT]] [ALGORITHM FLAGS]
+
+Run the algorithm a YAML file names. Its `algorithm:` key is one of
+  {algorithms}
+and the rest of the file is that algorithm's config, as `mrlm-train <algorithm> --config FILE` reads it.
+
+  --config FILE    the run's file (required)
+  --output DIR     stands for --run.output-dir DIR
+  --resume [CKPT]  stands for --run.resume CKPT; alone, for --run.resume latest
+  other flags      the algorithm's own (`mrlm-train <algorithm> --help`); they override the file
+
+One file per algorithm: examples/train/*.yaml."""
 
 
 def resolve_train(argv: Sequence[str], path: str, commands: dict[str, type]) -> tuple[str, list[str], Any]:
@@ -52,6 +65,11 @@ def resolve_train(argv: Sequence[str], path: str, commands: dict[str, type]) -> 
     rest = list(argv)
     rest[rest.index(COMMAND)] = algorithm
     return algorithm, _expand_shorthands(rest), defaults
+
+
+def train_help(commands: Sequence[str]) -> str:
+    """The text of ``mrlm-train train --help``, naming the algorithms among ``commands``."""
+    return HELP.format(algorithms=", ".join(name for name in commands if name in ALGORITHMS))
 
 
 def algorithm_config(name: str, path: str, cls: type) -> Any:
