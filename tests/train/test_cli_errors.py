@@ -107,6 +107,21 @@ def test_a_data_path_that_names_no_file_fails_before_the_model_loads(
     assert message in _one_line(capsys, f"mrlm-train {command}: {error_type}: ")
 
 
+@pytest.mark.parametrize("command", ["grpo", "eval"])
+def test_an_env_server_that_cannot_be_reached_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    """Nothing listens on port 1: the client's ServerUnavailableError says so, without a traceback."""
+    argv = [command, "--env-id", "grpc://127.0.0.1:1/mrlm/Math-v0"]
+    if command == "grpo":
+        argv += ["--model.name-or-path", "tiny", "--run.output-dir", str(tmp_path / "run")]
+    else:
+        argv += ["--model", "tiny", "-n", "1"]
+    assert main(argv) == 1
+    error = _one_line(capsys, f"mrlm-train {command}: ")
+    assert "ServerUnavailableError: ListEnvs on grpc://127.0.0.1:1" in error and "mrlm-envs serve" in error
+
+
 # ---------------------------------------------------------------------------------- output files
 
 

@@ -87,9 +87,20 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(args, command.args):
             try:
                 return command.run(args)
-            except RUN_ERRORS as error:
+            except Exception as error:
+                if not explains_itself(error):
+                    raise
                 return _report(command.name, error)
     raise AssertionError(f"no command for parsed arguments {args!r}")
+
+
+def explains_itself(error: BaseException) -> bool:
+    """Whether ``error`` is one of :data:`RUN_ERRORS` or an env server's (unreachable, refusing the
+    token, busy, failing in its env: :class:`mrlm.envs.remote.RemoteEnvError`), whose messages say
+    what happened. The remote errors' module is looked up, not imported: it loads grpc, and an error
+    of it can only come from a run that loaded it."""
+    remote = sys.modules.get("mrlm.envs.remote.errors")
+    return isinstance(error, RUN_ERRORS) or (remote is not None and isinstance(error, remote.RemoteEnvError))
 
 
 def _report(command: str, error: BaseException) -> int:
