@@ -120,3 +120,41 @@ def test_generation_stops_at_eos_and_pads_after_it(saved_dir: Path) -> None:
         if stop in row:
             after = row[row.index(stop) + 1 :]
             assert all(token == tokenizer.pad_token_id for token in after), row
+
+
+@pytest.mark.parametrize(
+    ("shape", "message"),
+    [
+        ({"hidden_size": 0}, "hidden_size must be at least 1, got 0"),
+        ({"num_layers": 0}, "num_layers must be at least 1"),
+        ({"intermediate_size": 0}, "intermediate_size must be at least 1"),
+        ({"num_heads": 4, "num_kv_heads": 3}, r"num_heads \(4\) must be a multiple of num_kv_heads \(3\)"),
+        (
+            {"hidden_size": 64, "num_heads": 3, "num_kv_heads": 1},
+            r"hidden_size \(64\) must be num_heads \(3\)",
+        ),
+        ({"hidden_size": 36, "num_heads": 4}, "even head width"),  # heads of 9
+    ],
+)
+def test_a_shape_the_model_cannot_run_is_refused_naming_the_setting(
+    tokenizer: PreTrainedTokenizerFast, shape: dict[str, int], message: str
+) -> None:
+    with pytest.raises(ValueError, match=message):
+        build_tiny_model(tokenizer, **shape)
+
+
+def test_the_command_refuses_a_bad_shape_or_output_before_training_a_tokenizer(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from mrlm.train.cli import main
+
+    for flags in (["--num-kv-heads", "3"], ["--vocab-size", "10"]):
+        with pytest.raises(SystemExit) as exit_info:
+            main(["tiny-model", "--output", str(tmp_path / "m"), *flags])
+        assert exit_info.value.code == 2
+    assert "must be a multiple of num_kv_heads" in capsys.readouterr().err
+    assert not (tmp_path / "m").exists()
+
+    (tmp_path / "a-file").write_text("")
+    assert main(["tiny-model", "--output", str(tmp_path / "a-file")]) == 1
+    assert "OutputDirError: output" in capsys.readouterr().err

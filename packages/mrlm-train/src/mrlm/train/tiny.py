@@ -55,6 +55,8 @@ from mrlm.train.chat_template import (
 Arch = Literal["qwen2", "llama"]
 
 _BYTE_ALPHABET_SIZE = 256
+#: The smallest vocabulary of :func:`build_tiny_tokenizer`: every byte and the special tokens.
+MIN_VOCAB_SIZE = _BYTE_ALPHABET_SIZE + len(SPECIAL_TOKENS)
 
 
 def build_tiny_tokenizer(
@@ -75,9 +77,10 @@ def build_tiny_tokenizer(
         ``chat_template`` set. The same corpus and ``vocab_size`` always give the same vocabulary
         and merges. ``response_template`` is set, so ``parse_response`` reads tool calls back.
     """
-    minimum = _BYTE_ALPHABET_SIZE + len(SPECIAL_TOKENS)
-    if vocab_size < minimum:
-        raise ValueError(f"vocab_size must be at least {minimum} (bytes + special tokens), got {vocab_size}")
+    if vocab_size < MIN_VOCAB_SIZE:
+        raise ValueError(
+            f"vocab_size must be at least {MIN_VOCAB_SIZE} (bytes + special tokens), got {vocab_size}"
+        )
     texts = tiny_corpus() if corpus is None else corpus
 
     backend = Tokenizer(models.BPE())
@@ -117,6 +120,43 @@ def build_tiny_tokenizer(
     )
 
 
+def check_tiny_shape(
+    *,
+    hidden_size: int,
+    num_layers: int,
+    num_heads: int,
+    num_kv_heads: int,
+    intermediate_size: int | None,
+    max_position_embeddings: int,
+) -> None:
+    """Raise ValueError, naming the setting, for a shape :func:`build_tiny_model` would build
+    broken (or fail on with an unrelated error): sizes below 1, query heads that key/value heads do
+    not divide, or heads of an odd or fractional width (rotary embeddings rotate pairs of
+    coordinates)."""
+    sizes = {
+        "hidden_size": hidden_size,
+        "num_layers": num_layers,
+        "num_heads": num_heads,
+        "num_kv_heads": num_kv_heads,
+        "max_position_embeddings": max_position_embeddings,
+    }
+    if intermediate_size is not None:
+        sizes["intermediate_size"] = intermediate_size
+    for name, value in sizes.items():
+        if value < 1:
+            raise ValueError(f"{name} must be at least 1, got {value}")
+    if num_heads % num_kv_heads:
+        raise ValueError(
+            f"num_heads ({num_heads}) must be a multiple of num_kv_heads ({num_kv_heads}): "
+            "each key/value head serves the same number of query heads"
+        )
+    if hidden_size % num_heads or (hidden_size // num_heads) % 2:
+        raise ValueError(
+            f"hidden_size ({hidden_size}) must be num_heads ({num_heads}) times an even head width "
+            "(rotary embeddings rotate pairs of coordinates)"
+        )
+
+
 def build_tiny_model(
     tokenizer: PreTrainedTokenizerFast,
     *,
@@ -138,7 +178,18 @@ def build_tiny_model(
     Initialisation depends only on the arguments: weights are drawn under ``seed`` inside a forked
     CPU RNG, so the global torch RNG state is the same before and after the call. The model is
     returned in eval mode, as ``from_pretrained`` would return it.
+
+    Raises:
+        ValueError: a shape :func:`check_tiny_shape` refuses.
     """
+    check_tiny_shape(
+        hidden_size=hidden_size,
+        num_layers=num_layers,
+        num_heads=num_heads,
+        num_kv_heads=num_kv_heads,
+        intermediate_size=intermediate_size,
+        max_position_embeddings=max_position_embeddings,
+    )
     endoftext_id = _token_id(tokenizer, ENDOFTEXT)
     im_end_id = _token_id(tokenizer, IM_END)
     common: dict[str, Any] = {

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from mrlm.train.loop.output_dir import check_output_dir
+
 
 @dataclass(frozen=True)
 class TinyModelArgs:
@@ -30,12 +32,30 @@ class TinyModelArgs:
     seed: int = 0
     """Seed of the weight initialisation."""
 
+    def __post_init__(self) -> None:
+        # Checked as the flags are read, before a tokenizer is trained; the builder checks them too.
+        from mrlm.train.tiny import MIN_VOCAB_SIZE, check_tiny_shape
+
+        check_tiny_shape(
+            hidden_size=self.hidden_size,
+            num_layers=self.num_layers,
+            num_heads=self.num_heads,
+            num_kv_heads=self.num_kv_heads,
+            intermediate_size=self.intermediate_size,
+            max_position_embeddings=self.max_position_embeddings,
+        )
+        if self.vocab_size < MIN_VOCAB_SIZE:
+            raise ValueError(
+                f"vocab_size must be at least {MIN_VOCAB_SIZE} (bytes + special tokens), got {self.vocab_size}"
+            )
+
 
 def run_tiny_model(args: TinyModelArgs) -> int:
     """Build, save, and print the parameter count and the output directory."""
     # Imported on use so that `mrlm-train --help` does not pay for torch and transformers.
     from mrlm.train.tiny import build_tiny_model, build_tiny_tokenizer, count_parameters, save_tiny
 
+    check_output_dir(args.output, "output")  # before the tokenizer is trained
     tokenizer = build_tiny_tokenizer(vocab_size=args.vocab_size)
     model = build_tiny_model(
         tokenizer,
