@@ -137,7 +137,7 @@ def test_generation_stops_at_eos_and_pads_after_it(saved_dir: Path) -> None:
     ],
 )
 def test_a_shape_the_model_cannot_run_is_refused_naming_the_setting(
-    tokenizer: PreTrainedTokenizerFast, shape: dict[str, int], message: str
+    tokenizer: PreTrainedTokenizerFast, shape: dict[str, Any], message: str
 ) -> None:
     with pytest.raises(ValueError, match=message):
         build_tiny_model(tokenizer, **shape)
