@@ -115,11 +115,12 @@ def _config_defaults(argv: list[str]) -> tuple[list[str], dict[str, Any]]:
 
     Flags given after it still override the file, since tyro parses them over these defaults.
     """
-    if next((a for a in argv if not a.startswith("-")), None) == TRAIN and {"-h", "--help"} & set(argv):
+    first_word = next((a for a in argv if not a.startswith("-")), None)
+    if first_word == TRAIN and {"-h", "--help"} & set(argv):
         print(train_help([c.name for c in COMMANDS]))
         raise SystemExit(0)
     if "--config" not in argv and not any(a.startswith("--config=") for a in argv):
-        if next((a for a in argv if not a.startswith("-")), None) == TRAIN:
+        if first_word == TRAIN:
             raise SystemExit(
                 f"{PROG}: `{TRAIN}` needs --config FILE, a file whose `algorithm:` names the algorithm"
             )

@@ -6,8 +6,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from mrlm.train.loop.output_dir import check_output_dir
-
 
 @dataclass(frozen=True)
 class TinyModelArgs:
@@ -53,6 +51,7 @@ class TinyModelArgs:
 def run_tiny_model(args: TinyModelArgs) -> int:
     """Build, save, and print the parameter count and the output directory."""
     # Imported on use so that `mrlm-train --help` does not pay for torch and transformers.
+    from mrlm.train.loop.output_dir import check_output_dir
     from mrlm.train.tiny import build_tiny_model, build_tiny_tokenizer, count_parameters, save_tiny
 
     check_output_dir(args.output, "output")  # before the tokenizer is trained
