@@ -70,14 +70,15 @@ def test_an_output_dir_that_is_a_file(
     assert f"{str(file)!r} is a file, not a directory" in error
 
 
+def _no_loading(*args: object) -> None:
+    raise AssertionError("the model was loaded")
+
+
 def test_an_output_dir_that_is_a_file_fails_before_the_model_loads(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    def no_loading(*args: object) -> None:
-        raise AssertionError("the model was loaded")
-
-    monkeypatch.setattr("mrlm.train.algorithms.grpo.load_policy", no_loading)
-    monkeypatch.setattr("mrlm.train.algorithms.sft.load_policy", no_loading)
+    monkeypatch.setattr("mrlm.train.algorithms.grpo.load_policy", _no_loading)
+    monkeypatch.setattr("mrlm.train.algorithms.sft.load_policy", _no_loading)
     (tmp_path / "taken").write_text("")
     assert main(_grpo(tmp_path / "taken")) == 1
     assert main(["sft", "--data", "x.jsonl", "--run.output-dir", str(tmp_path / "taken")]) == 1
@@ -93,10 +94,7 @@ def test_a_data_path_that_names_no_file_fails_before_the_model_loads(
     command: str,
     where: str,
 ) -> None:
-    def no_loading(*args: object) -> None:
-        raise AssertionError("the model was loaded")
-
-    monkeypatch.setattr(f"mrlm.train.algorithms.{command}.load_policy", no_loading)
+    monkeypatch.setattr(f"mrlm.train.algorithms.{command}.load_policy", _no_loading)
     data, message = {
         "missing": (tmp_path / "absent.jsonl", "absent.jsonl: no such file"),
         "a-directory": (tmp_path, "is a directory, not a JSONL file of records"),

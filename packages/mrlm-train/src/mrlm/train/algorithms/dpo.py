@@ -171,10 +171,9 @@ def train(config: DPOConfig, data: Source | None = None) -> Path:
     if data is None and not config.data:
         raise PreferenceDataError("no data: set data to a JSONL file of preference records")
     check_output_dir(config.run.output_dir)  # before the model loads, which may take minutes
-    try:
-        check_source(config.data if data is None else data)  # so is a data path that names no file
-    except ValueError as error:
-        raise PreferenceDataError(str(error)) from None
+    check_source(
+        config.data if data is None else data, PreferenceDataError
+    )  # so is a data path naming no file
     # 1. data
     model, tokenizer = load_policy(config.model)
     pairs, report = load_preference_pairs(

@@ -174,10 +174,7 @@ def steps_for(config: SFTConfig, num_examples: int) -> int:
 def train(config: SFTConfig) -> Path:
     """Run SFT as configured; return the directory of the final model (``save_pretrained`` format)."""
     check_output_dir(config.run.output_dir)  # before the model loads, which may take minutes
-    try:
-        check_source(config.data)  # so is a data path that names no file
-    except ValueError as error:
-        raise SFTDataError(str(error)) from None
+    check_source(config.data, SFTDataError)  # so is a data path that names no file
     # 1. data
     model, tokenizer = load_policy(config.model)
     examples, report = load_sft_examples(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 
 @dataclass(frozen=True)
@@ -30,18 +30,23 @@ class TinyModelArgs:
     seed: int = 0
     """Seed of the weight initialisation."""
 
+    def shape(self) -> dict[str, Any]:
+        """The model's sizes, as :func:`~mrlm.train.tiny.build_tiny_model` and
+        :func:`~mrlm.train.tiny.check_tiny_shape` take them."""
+        return {
+            "hidden_size": self.hidden_size,
+            "num_layers": self.num_layers,
+            "num_heads": self.num_heads,
+            "num_kv_heads": self.num_kv_heads,
+            "intermediate_size": self.intermediate_size,
+            "max_position_embeddings": self.max_position_embeddings,
+        }
+
     def __post_init__(self) -> None:
         # Checked as the flags are read, before a tokenizer is trained; the builder checks them too.
         from mrlm.train.tiny import MIN_VOCAB_SIZE, check_tiny_shape
 
-        check_tiny_shape(
-            hidden_size=self.hidden_size,
-            num_layers=self.num_layers,
-            num_heads=self.num_heads,
-            num_kv_heads=self.num_kv_heads,
-            intermediate_size=self.intermediate_size,
-            max_position_embeddings=self.max_position_embeddings,
-        )
+        check_tiny_shape(**self.shape())
         if self.vocab_size < MIN_VOCAB_SIZE:
             raise ValueError(
                 f"vocab_size must be at least {MIN_VOCAB_SIZE} (bytes + special tokens), got {self.vocab_size}"
@@ -56,17 +61,7 @@ def run_tiny_model(args: TinyModelArgs) -> int:
 
     check_output_dir(args.output, "output")  # before the tokenizer is trained
     tokenizer = build_tiny_tokenizer(vocab_size=args.vocab_size)
-    model = build_tiny_model(
-        tokenizer,
-        arch=args.arch,
-        hidden_size=args.hidden_size,
-        num_layers=args.num_layers,
-        num_heads=args.num_heads,
-        num_kv_heads=args.num_kv_heads,
-        intermediate_size=args.intermediate_size,
-        max_position_embeddings=args.max_position_embeddings,
-        seed=args.seed,
-    )
+    model = build_tiny_model(tokenizer, arch=args.arch, seed=args.seed, **args.shape())
     path = save_tiny(args.output, model, tokenizer)
     print(f"tiny {args.arch} model: {count_parameters(model):,} parameters, vocab {len(tokenizer)}")
     print(f"saved to {path}")

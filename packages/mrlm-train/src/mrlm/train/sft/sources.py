@@ -39,21 +39,20 @@ def iter_records(source: Source) -> Iterator[Record]:
     yield from source
 
 
-def check_source(source: Source) -> None:
-    """Raise ValueError when ``source`` is a path that names no readable file (nothing there, or a
+def check_source(source: Source, error: type[ValueError] = ValueError) -> None:
+    """Raise ``error`` when ``source`` is a path that names no readable file (nothing there, or a
     directory), so that a run refuses it before it loads a model; any other source passes."""
     if not isinstance(source, (str, os.PathLike)):
         return
     path = Path(source)
     if path.is_dir():
-        raise ValueError(f"{path} is a directory, not a JSONL file of records")
+        raise error(f"{path} is a directory, not a JSONL file of records")
     if not path.exists():
-        raise ValueError(f"{path}: no such file")
+        raise error(f"{path}: no such file")
 
 
 def _read_jsonl(path: Path) -> Iterator[Record]:
-    if path.is_dir():  # open() would raise IsADirectoryError, which names no setting
-        raise ValueError(f"{path} is a directory, not a JSONL file of records")
+    check_source(path)  # open() would raise IsADirectoryError or FileNotFoundError, naming no line
     with path.open("rb") as handle:
         for line_number, raw in enumerate(handle, start=1):
             try:
