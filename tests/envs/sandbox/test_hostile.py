@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 import signal
 import socket
+import subprocess
+import sys
 import textwrap
 import uuid
 from pathlib import Path
@@ -116,6 +118,37 @@ def test_cpu_time_limit(sandbox: Sandbox) -> None:
     result = sandbox.run("while True:\n    pass\n", limits=limits)
     assert result.status is Status.TIMEOUT and "CPU time" in result.message, result
     assert result.signal in (signal.SIGKILL, signal.SIGXCPU)
+
+
+#: A neighbour that wakes every millisecond or so and computes for 1.5 ms: it takes the CPU between
+#: scheduler ticks, so a program beside it is charged whole ticks it only partly ran.
+_RESTLESS_NEIGHBOUR = """
+import time
+end = time.monotonic() + 30
+while time.monotonic() < end:
+    start = time.perf_counter()
+    while time.perf_counter() - start < 0.0015:
+        pass
+    time.sleep(0.0007)
+"""
+
+
+def test_cpu_time_limit_is_named_beside_restless_neighbours(sandbox: Sandbox) -> None:
+    """RLIMIT_CPU counts ticks: beside such neighbours it kills a program that has run for 0.7-0.9 s
+    of a 1 s limit. The kill is still reported as the CPU time limit, never as an unexplained SIGKILL."""
+    neighbours = [
+        subprocess.Popen([sys.executable, "-c", _RESTLESS_NEIGHBOUR], start_new_session=True)
+        for _ in range(3)
+    ]
+    try:
+        limits = Limits(wall_time_s=20.0, cpu_time_s=1.0)
+        results = [sandbox.run("while True:\n    pass\n", limits=limits) for _ in range(4)]
+    finally:
+        for neighbour in neighbours:
+            neighbour.kill()
+            neighbour.wait()
+    for result in results:
+        assert result.status is Status.TIMEOUT and "CPU time" in result.message, result
 
 
 def test_signals_to_parent_and_workers_go_nowhere(sandbox: Sandbox) -> None:

@@ -61,8 +61,9 @@ _EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt|W
 
 
 def _spent_cpu_limit(cpu_time: float | None, limits: Limits) -> bool:
-    """Whether a SIGKILL came from RLIMIT_CPU: it is set in whole seconds, and the kernel's count
-    and the reported one differ by a tick or so."""
+    """Whether a SIGKILL came from RLIMIT_CPU, set in whole seconds. ``cpu_time`` is read from the
+    clock the limit is checked against (see ``zygote._limit_clock``), which is at the limit when the
+    kill comes; the margin is for kernels that give only the run time, a tick or so behind."""
     return cpu_time is not None and cpu_time >= math.ceil(limits.cpu_time_s) - 0.1
 
 

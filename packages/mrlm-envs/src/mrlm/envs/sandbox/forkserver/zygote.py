@@ -13,8 +13,9 @@ child is born into them, as pid 1) and returns to its own afterwards (a second u
 Protocol over a SOCK_SEQPACKET socket pair, one message per line of this list:
 server to zygote: ``run`` with the descriptors (job memfd, stdin, stdout, stderr, status pipe);
 zygote to server: ``pid N`` with a pidfd of it where the kernel has them (or ``error ...``), then
-``exit STATUS CPU_SECONDS`` once it is reaped, which in a pid namespace means once every process
-of the execution is gone. The server takes the socket becoming readable as the sign of the exit.
+``exit STATUS CPU_SECONDS`` once it is reaped (CPU seconds as RLIMIT_CPU counts them), which in a
+pid namespace means once every process of the execution is gone. The server takes the socket
+becoming readable as the sign of the exit.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import marshal
 import os
 import signal
 import socket
+import time
 from typing import NoReturn
 
 from mrlm.envs.sandbox.forkserver import child, linux, program
@@ -99,7 +101,8 @@ class Zygote:
         return self._socket.fileno()
 
     def wait(self) -> tuple[int, float]:
-        """The wait status and CPU seconds of the execution started last, once it is reaped."""
+        """The wait status and CPU seconds (as RLIMIT_CPU counts them) of the execution started
+        last, once it is reaped."""
         kind, _, rest = self._receive().partition(b" ")
         if kind != b"exit":
             raise ZygoteError(f"unexpected message from the zygote: {kind!r}")
@@ -174,10 +177,29 @@ def _serve(
                 for fd in fds:
                     os.close(fd)
             _send_pid(control, pid)
-            _, status, usage = os.wait4(pid, 0)  # in a pid namespace: once all its processes are gone
-            control.send(b"exit %d %r" % (status, usage.ru_utime + usage.ru_stime))
+            # In a pid namespace, it exits once all its processes are gone. Its CPU-time clock is
+            # read before it is reaped: the zombie's clock is the one RLIMIT_CPU was checked against.
+            os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
+            cpu_seconds = _limit_clock(pid)
+            _, status, usage = os.wait4(pid, 0)
+            if cpu_seconds is None:
+                cpu_seconds = usage.ru_utime + usage.ru_stime
+            control.send(b"exit %d %r" % (status, cpu_seconds))
     except BaseException:
         os._exit(1)
+
+
+def _limit_clock(pid: int) -> float | None:
+    """Seconds on the clock that RLIMIT_CPU is checked against (user plus system time, charged in
+    whole scheduler ticks to the process that holds the CPU when a tick comes), or None where the
+    kernel will not give it. The run time that ``wait4`` reports can trail that clock by a quarter
+    when short-lived neighbours keep taking the CPU between ticks, so it cannot tell whether the
+    limit was reached."""
+    profiling_clock = (~pid << 3) | 0  # the kernel's CPUCLOCK_PROF of the whole process ``pid``
+    try:
+        return time.clock_gettime(profiling_clock)
+    except OSError:
+        return None
 
 
 def _send_pid(control: socket.socket, pid: int) -> None:
