@@ -304,6 +304,14 @@ def test_sft_data_that_cannot_be_used_is_one_line(
     assert message in error
 
 
+def test_an_empty_sft_data_file_is_named_as_empty(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = tmp_path / "empty.jsonl"
+    data.write_text("\n")
+    assert main(["sft", "--data", str(data), "--run.output-dir", str(tmp_path / "run")]) == 1
+    error = _one_line(capsys, "mrlm-train sft: SFTDataError: ")
+    assert error.rstrip().endswith("empty.jsonl holds no records: nothing to train on")
+
+
 def test_sft_data_with_no_trajectory_left_after_the_reward_filter_is_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

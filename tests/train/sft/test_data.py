@@ -96,6 +96,11 @@ def test_sources_list_jsonl_and_dataset_agree(tokenizer: Any, tmp_path: Path) ->
             "record 0 \\(prompt/completion\\): prompt and completion must both",
         ),
         ([{"messages": "hello"}], "record 0: 'messages' must be a list of messages, got str"),
+        ([{"messages": CHAT}, {"messages": []}], "record 1: 'messages' is empty"),
+        (
+            [{"prompt": [], "completion": []}],
+            "record 0 \\(prompt/completion\\): prompt and completion are both empty",
+        ),
         (
             [{"messages": [{"content": "hi"}]}],
             "record 0: messages\\[0\\] must be a mapping with a string 'role'",
@@ -164,3 +169,4 @@ def test_nothing_dropped_logs_nothing(tokenizer: Any, caplog: pytest.LogCaptureF
         _, report = load_sft_examples([{"messages": CHAT}], tokenizer)
     assert report.dropped == 0 and caplog.text == ""
     assert report.summary().startswith("1 of 1 records kept (chat: 1)")
+    assert load_sft_examples([], tokenizer)[1].summary().startswith("0 of 0 records kept; dropped:")

@@ -185,6 +185,8 @@ def train(config: SFTConfig) -> Path:
         min_reward=config.min_reward,
     )
     print(f"SFT data: {report.summary()}")
+    if not report.records:
+        raise SFTDataError(f"{config.data} holds no records: nothing to train on")
     if not examples:
         raise SFTDataError(f"no example of {config.data} is left to train on: {report.summary()}")
     config = dataclasses.replace(

@@ -75,7 +75,7 @@ class SFTDataReport:
     def summary(self) -> str:
         formats = ", ".join(f"{name}: {count}" for name, count in sorted(self.formats.items()))
         return (
-            f"{self.kept} of {self.records} records kept ({formats}); dropped: "
+            f"{self.kept} of {self.records} records kept{f' ({formats})' if formats else ''}; dropped: "
             f"{self.filtered_by_reward} by reward, {self.dropped_no_targets} without targets, "
             f"{self.dropped_by_truncation} with all targets past max_length; {self.truncated} truncated"
         )

@@ -60,6 +60,8 @@ def chat_record_example(
 ) -> SFTExample:
     """The example of a ``messages`` record."""
     messages = _messages(record["messages"], index, "messages")
+    if not messages:
+        raise ValueError(f"record {index}: 'messages' is empty")
     return chat_example(tokenizer, messages, target=target, method=method)
 
 
@@ -101,6 +103,8 @@ def prompt_completion_example(
             f"lists of messages, got {type(prompt).__name__} and {type(completion).__name__}"
         )
     messages = [*_messages(prompt, index, "prompt"), *_messages(completion, index, "completion")]
+    if not messages:
+        raise ValueError(f"record {index} (prompt/completion): prompt and completion are both empty")
     return chat_example(tokenizer, messages, target=target, first_target_message=len(prompt), method=method)
 
 
