@@ -304,11 +304,14 @@ def test_sft_data_that_cannot_be_used_is_one_line(
     assert message in error
 
 
-def test_an_empty_sft_data_file_is_named_as_empty(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(("command", "error_type"), [("sft", "SFTDataError"), ("dpo", "PreferenceDataError")])
+def test_an_empty_data_file_is_named_as_empty(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str, error_type: str
+) -> None:
     data = tmp_path / "empty.jsonl"
     data.write_text("\n")
-    assert main(["sft", "--data", str(data), "--run.output-dir", str(tmp_path / "run")]) == 1
-    error = _one_line(capsys, "mrlm-train sft: SFTDataError: ")
+    assert main([command, "--data", str(data), "--run.output-dir", str(tmp_path / "run")]) == 1
+    error = _one_line(capsys, f"mrlm-train {command}: {error_type}: ")
     assert error.rstrip().endswith("empty.jsonl holds no records: nothing to train on")
 
 

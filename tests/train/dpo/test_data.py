@@ -104,6 +104,10 @@ def test_reference_fields(tokenizer: Any) -> None:
         ),
         ({"chosen": CONVERSATION, "rejected": CONVERSATION}, "record 1: no 'prompt', so chosen and rejected"),
         (
+            {"prompt": [], "chosen": _reply("b"), "rejected": []},
+            "record 1: prompt and rejected are both empty lists of messages",
+        ),
+        (
             {"prompt": "a", "chosen": " b", "rejected": " c", "ref_chosen_logps": -1.0},
             "record 1: has 'ref_chosen_logps' but not",
         ),

@@ -180,6 +180,9 @@ def train(config: DPOConfig, data: Source | None = None) -> Path:
         config.data if data is None else data, tokenizer, max_length=config.max_length
     )
     print(f"DPO data: {report.summary()}")
+    if not report.records:
+        named = config.data if data is None else "the data given"
+        raise PreferenceDataError(f"{named} holds no records: nothing to train on")
     if not pairs:
         raise PreferenceDataError(f"no preference pair is left to train on: {report.summary()}")
     if 0 < report.with_reference < len(pairs):

@@ -146,6 +146,9 @@ def preference_pair(
             f"record {index}: prompt, chosen and rejected must all be strings or all lists of messages; "
             f"strings: {[name for name, is_text in kinds.items() if is_text]}"
         )
+    for name, reply in (("chosen", chosen), ("rejected", rejected)):
+        if not isinstance(prompt, str) and not prompt and not reply:
+            raise PreferenceDataError(f"record {index}: prompt and {name} are both empty lists of messages")
     try:
         sides = [
             prompt_completion_example(
