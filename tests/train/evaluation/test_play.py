@@ -21,6 +21,7 @@ from mrlm.train.evaluation import (
     probe_env,
     summarise,
 )
+from mrlm.train.evaluation.config import describe_plan
 from mrlm.train.evaluation.report import TEAM
 from mrlm.train.generation import SamplingParams
 from mrlm.train.rollout import DEFAULT_POLICY, Policy
@@ -181,3 +182,18 @@ def test_a_served_env_plays_as_the_local_one(tokenizer: Any) -> None:
     ]
     # Task a: c = min(a, 2) of 2 samples right, for a = 0..4 -> 7 of 10.
     assert summarise(served).envs["remote"].success_rate == pytest.approx(0.7, rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("seeds", "per_task", "unit", "envs", "line"),
+    [
+        ([7], 1, "sample", 1, "seeds: 7 (1 task x 1 sample)"),
+        ([0, 1, 2], 4, "sample", 2, "seeds: 0..2 (3 tasks x 4 samples, in each of 2 envs)"),
+        ([5, 3], 1, "episode", 1, "seeds: 5, 3 (2 tasks x 1 episode)"),
+        ([], 2, "episode", 1, "seeds: none (0 tasks x 2 episodes)"),
+    ],
+)
+def test_the_plan_line_counts_in_words(
+    seeds: list[int], per_task: int, unit: str, envs: int, line: str
+) -> None:
+    assert describe_plan(seeds, per_task, unit, envs) == line

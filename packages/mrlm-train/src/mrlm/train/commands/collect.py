@@ -8,7 +8,7 @@ from typing import Annotated
 
 import tyro
 
-from mrlm.train.evaluation.config import PlayConfig, describe_seeds
+from mrlm.train.evaluation.config import PlayConfig, describe_plan
 from mrlm.train.evaluation.play import play
 from mrlm.train.loop.output_dir import check_output_file
 from mrlm.train.rollout import save_jsonl
@@ -45,9 +45,7 @@ def run_collect(args: CollectArgs) -> int:
     check_output_file(args.output, "output")  # before playing: a path that cannot be written loses it all
     seeds = args.task_seeds()
     envs = args.envs()
-    where = f", in each of {len(envs)} envs" if len(envs) > 1 else ""
-    episodes = f"{args.group_size} episode{'s' if args.group_size > 1 else ''}"
-    print(f"seeds: {describe_seeds(seeds)} ({len(seeds)} tasks x {episodes}{where})", flush=True)
+    print(describe_plan(seeds, args.group_size, "episode", len(envs)), flush=True)
     played = play(args, args.group_size)
     rows = played.trajectories
     kept = rows if args.filter_reward is None else [t for t in rows if t.total_reward >= args.filter_reward]

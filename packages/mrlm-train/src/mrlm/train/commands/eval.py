@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 import tyro
 
-from mrlm.train.evaluation.config import PlayConfig, describe_seeds
+from mrlm.train.evaluation.config import PlayConfig, describe_plan, describe_seeds
 from mrlm.train.evaluation.passk import reported_ks
 from mrlm.train.evaluation.play import play
 from mrlm.train.evaluation.report import format_table, save_episodes, summarise, summary_dict
@@ -65,9 +65,7 @@ def run_eval(args: EvalArgs) -> int:
         check_output_file(summary, "summary" if args.summary else "summary (written beside output)")
     seeds = args.task_seeds()
     envs = args.envs()
-    where = f", in each of {len(envs)} envs" if len(envs) > 1 else ""
-    samples = f"{args.k} sample{'s' if args.k > 1 else ''}"
-    print(f"seeds: {describe_seeds(seeds)} ({len(seeds)} tasks x {samples}{where})", flush=True)
+    print(describe_plan(seeds, args.k, "sample", len(envs)), flush=True)
     played = play(args, args.k)
     report = summarise(
         played.trajectories, threshold=args.success_threshold, ks=args.pass_at or reported_ks(args.k)

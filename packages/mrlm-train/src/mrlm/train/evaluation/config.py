@@ -117,10 +117,21 @@ class PlayConfig:
         return list(range(self.seed_start, self.seed_start + self.num_episodes))
 
 
+def describe_plan(seeds: Sequence[int], per_task: int, unit: str, envs: int = 1) -> str:
+    """The line ``collect`` and ``eval`` print before playing, e.g.
+    ``seeds: 0..2 (3 tasks x 4 samples, in each of 2 envs)``."""
+    where = f", in each of {envs} envs" if envs > 1 else ""
+    return f"seeds: {describe_seeds(seeds)} ({_count(len(seeds), 'task')} x {_count(per_task, unit)}{where})"
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
 def describe_seeds(seeds: Sequence[int]) -> str:
-    """``START..END`` for consecutive seeds (both included), else the seeds with commas."""
+    """``START..END`` for two or more consecutive seeds (both included), else the seeds with commas."""
     if not seeds:
         return "none"
-    if list(seeds) == list(range(seeds[0], seeds[0] + len(seeds))):
+    if len(seeds) > 1 and list(seeds) == list(range(seeds[0], seeds[0] + len(seeds))):
         return f"{seeds[0]}..{seeds[-1]}"
     return ", ".join(str(seed) for seed in seeds)
