@@ -69,6 +69,27 @@ def main(argv: list[str] | None = None) -> int:
         argv, defaults = _config_defaults(argv)
     except ConfigError as error:
         return _report(error.command, error)
+    command = next((c for c in COMMANDS if argv and c.name == argv[0]), None)
+    if command is None:  # no command first: the top-level help, or tyro's report of what is wrong
+        args = _parse_command_line(argv, defaults)
+        command = next(c for c in COMMANDS if isinstance(args, c.args))
+    else:
+        # Parsed as a command of its own, so that a bad value is reported under its flag's group,
+        # not tyro's inner name for the union, and the pointer to help names the command's help.
+        args = tyro.cli(
+            command.args, args=argv[1:], prog=f"{PROG} {command.name}", default=defaults.get(command.name)
+        )
+    try:
+        return command.run(args)
+    except Exception as error:
+        if not explains_itself(error):
+            raise
+        return _report(command.name, error)
+
+
+def _parse_command_line(argv: list[str], defaults: dict[str, Any]) -> Any:
+    """``argv`` parsed with every command as one of tyro's subcommands: the top-level help, and the
+    usage errors of a command line that does not start with a command."""
     choices = tuple(
         Annotated[command.args, tyro.conf.subcommand(command.name, default=defaults.get(command.name))]
         if command.name in defaults
@@ -77,21 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     # Built at run time from COMMANDS, so it is a value to tyro and opaque (Any) to type checkers.
     union: Any = Union[choices]  # noqa: UP007
-    args: Any = tyro.cli(
-        union,
-        args=argv,
-        prog=PROG,
-        description=DESCRIPTION,
-    )
-    for command in COMMANDS:
-        if isinstance(args, command.args):
-            try:
-                return command.run(args)
-            except Exception as error:
-                if not explains_itself(error):
-                    raise
-                return _report(command.name, error)
-    raise AssertionError(f"no command for parsed arguments {args!r}")
+    return tyro.cli(union, args=argv, prog=PROG, description=DESCRIPTION)
 
 
 def explains_itself(error: BaseException) -> bool:
