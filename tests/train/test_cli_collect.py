@@ -130,6 +130,25 @@ def test_output_is_required(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 @pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--filter-reward", "nan"], "filter_reward must be a finite number, got nan"),
+        (["--filter-reward", "inf"], "filter_reward must be a finite number, got inf"),
+        (["--batch-size", "0"], "batch_size must be at least 1, got 0"),
+        (["--step-workers", "-1"], "step_workers must be at least 1, got -1"),
+        (["--max-turns", "0"], "max_turns must be at least 1, got 0"),
+    ],
+)
+def test_settings_out_of_range_are_named_while_parsing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], flags: list[str], message: str
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["collect", "--model", "tiny", "-o", str(tmp_path / "out.jsonl"), *flags])
+    assert exit_info.value.code == 2
+    assert message in " ".join(capsys.readouterr().err.replace("\u2502", " ").split())
+
+
+@pytest.mark.parametrize(
     ("flags", "prefix"),
     [
         (

@@ -21,7 +21,7 @@ from mrlm.train.evaluation import (
     probe_env,
     summarise,
 )
-from mrlm.train.evaluation.config import describe_plan
+from mrlm.train.evaluation.config import counted, describe_plan
 from mrlm.train.evaluation.report import TEAM
 from mrlm.train.generation import SamplingParams
 from mrlm.train.rollout import DEFAULT_POLICY, Policy
@@ -197,3 +197,12 @@ def test_the_plan_line_counts_in_words(
     seeds: list[int], per_task: int, unit: str, envs: int, line: str
 ) -> None:
     assert describe_plan(seeds, per_task, unit, envs) == line
+
+
+def test_counted_uses_the_plural_unless_the_count_is_one() -> None:
+    assert [counted(n, "trajectory", "trajectories") for n in (0, 1, 2)] == [
+        "0 trajectories",
+        "1 trajectory",
+        "2 trajectories",
+    ]
+    assert counted(1, "task") == "1 task" and counted(5, "task") == "5 tasks"

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
 import tyro
 
-from mrlm.train.evaluation.config import PlayConfig, describe_plan
+from mrlm.train.evaluation.config import PlayConfig, counted, describe_plan
 from mrlm.train.evaluation.play import play
 from mrlm.train.loop.output_dir import check_output_file
 from mrlm.train.rollout import save_jsonl
@@ -38,6 +39,8 @@ class CollectArgs(PlayConfig):
             raise ValueError("output must name the JSONL file to write (-o FILE)")
         if self.group_size < 1:
             raise ValueError(f"group_size must be at least 1, got {self.group_size}")
+        if self.filter_reward is not None and not math.isfinite(self.filter_reward):
+            raise ValueError(f"filter_reward must be a finite number, got {self.filter_reward}")
 
 
 def run_collect(args: CollectArgs) -> int:
@@ -54,5 +57,7 @@ def run_collect(args: CollectArgs) -> int:
     save_jsonl(out, kept)
     mean = sum(t.total_reward for t in rows) / len(rows) if rows else 0.0
     rule = "" if args.filter_reward is None else f" with total reward >= {args.filter_reward:g}"
-    print(f"{len(rows)} trajectories, mean reward {mean:.3f}; kept {len(kept)}{rule}: {out}")
+    print(
+        f"{counted(len(rows), 'trajectory', 'trajectories')}, mean reward {mean:.3f}; kept {len(kept)}{rule}: {out}"
+    )
     return 0

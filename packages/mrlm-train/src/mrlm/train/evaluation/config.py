@@ -97,8 +97,9 @@ class PlayConfig:
         if len(set(self.seeds)) != len(self.seeds):
             raise ValueError("seeds repeats a seed: each seed is one task, give it once")
         check_sampling(self.max_new_tokens, self.temperature, self.top_p)
-        if min(self.max_turns, self.batch_size, self.step_workers) < 1:
-            raise ValueError("max_turns, batch_size and step_workers must be at least 1")
+        for name in ("max_turns", "batch_size", "step_workers"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
         self.envs()  # refuse bad env_kwargs or env_mixture JSON now, not after the model loads
 
     def envs(self) -> list[EnvSpec]:
@@ -121,11 +122,15 @@ def describe_plan(seeds: Sequence[int], per_task: int, unit: str, envs: int = 1)
     """The line ``collect`` and ``eval`` print before playing, e.g.
     ``seeds: 0..2 (3 tasks x 4 samples, in each of 2 envs)``."""
     where = f", in each of {envs} envs" if envs > 1 else ""
-    return f"seeds: {describe_seeds(seeds)} ({_count(len(seeds), 'task')} x {_count(per_task, unit)}{where})"
+    return (
+        f"seeds: {describe_seeds(seeds)} ({counted(len(seeds), 'task')} x {counted(per_task, unit)}{where})"
+    )
 
 
-def _count(number: int, noun: str) -> str:
-    return f"{number} {noun}{'' if number == 1 else 's'}"
+def counted(number: int, noun: str, plural: str | None = None) -> str:
+    """``1 task``, ``3 tasks``: a count and its noun, plural (``noun + "s"`` unless given) unless
+    the count is 1."""
+    return f"{number} {noun if number == 1 else plural or noun + 's'}"
 
 
 def describe_seeds(seeds: Sequence[int]) -> str:
