@@ -186,8 +186,10 @@ def step_fails() -> Iterator[str]:
             ["--agent-models", "third", "tiny", "--env-id", "mrlm/TeamSum-v0"],
             "mrlm-train eval: MultiAgentSetupError: agent_models names agents ['third']",
         ),
+        (["--device", "bogus"], "mrlm-train eval: DeviceError: device 'bogus' is not a torch device"),
+        (["--device", "cuda:99"], "mrlm-train eval: DeviceError: device 'cuda:99': this machine has"),
     ],
-    ids=["unknown-env", "env-raises", "bad-kwarg", "unknown-agent"],
+    ids=["unknown-env", "env-raises", "bad-kwarg", "unknown-agent", "unknown-device", "absent-device"],
 )
 def test_a_broken_env_exits_with_one_line(
     capsys: pytest.CaptureFixture[str], flags: list[str], prefix: str
@@ -240,9 +242,10 @@ def test_a_model_path_without_a_model_exits_with_one_line(
         ["--k", "2", "--temperature", "1", "--pass-at", "3"],
         ["-n", "0"],
         ["--seeds", "1", "1"],
+        ["--success-threshold", "nan"],
         [],
     ],
-    ids=["greedy-k", "pass-at-beyond-k", "no-tasks", "repeated-seed", "no-model"],
+    ids=["greedy-k", "pass-at-beyond-k", "no-tasks", "repeated-seed", "nan-threshold", "no-model"],
 )
 def test_bad_settings_are_usage_errors(flags: list[str]) -> None:
     model = [] if not flags else ["--model", "tiny"]

@@ -16,7 +16,7 @@ from mrlm.train.commands.train_file import COMMAND as TRAIN
 from mrlm.train.commands.train_file import algorithm_config, resolve_train, train_help
 from mrlm.train.config_io import ConfigError, load_config
 from mrlm.train.dpo import PreferenceDataError
-from mrlm.train.evaluation.play import EnvFailedError
+from mrlm.train.evaluation.play import DeviceError, EnvFailedError
 from mrlm.train.generation.memory import GenerationMemoryError
 from mrlm.train.loop.distributed import exit_process
 from mrlm.train.loop.errors import CheckpointError, DistributedSetupError, NonFiniteError, OutputDirError
@@ -28,8 +28,8 @@ PROG = "mrlm-train"
 #: Errors a run stops on whose message says what went wrong and where (a NaN loss and the last good
 #: checkpoint, a checkpoint that fails verification, an unknown env id, a model path that holds no
 #: model, an output directory that is a file, a max_new_tokens too large to allocate, a reward that
-#: is no number, contradicting settings, an agent the env lacks, SFT or preference data that cannot be
-#: used); anything else is a bug and keeps its traceback.
+#: is no number, contradicting settings, an agent the env lacks, a device the machine lacks, SFT or
+#: preference data that cannot be used); anything else is a bug and keeps its traceback.
 RUN_ERRORS: tuple[type[BaseException], ...] = (
     NonFiniteError,
     CheckpointError,
@@ -45,6 +45,7 @@ RUN_ERRORS: tuple[type[BaseException], ...] = (
     RewardOverflowError,
     MultiAgentSetupError,
     EnvFailedError,
+    DeviceError,
     PreferenceDataError,
     NoPreferencePairsError,
     SFTDataError,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
@@ -43,6 +44,8 @@ class EvalArgs(PlayConfig):
             raise ValueError(
                 f"k={self.k} samples per task need a temperature above 0: greedy replies are all the same"
             )
+        if not math.isfinite(self.success_threshold):
+            raise ValueError(f"success_threshold must be a finite number, got {self.success_threshold}")
         if any(not 1 <= k <= self.k for k in self.pass_at):
             raise ValueError(f"pass_at values must be in [1, k={self.k}], got {list(self.pass_at)}")
 

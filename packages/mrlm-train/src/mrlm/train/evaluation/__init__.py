@@ -9,6 +9,7 @@ and ``mrlm-train collect`` writes them for ``mrlm-train sft``. See ``docs/evalua
 from mrlm.train.evaluation.config import EVAL_SEED_BASE, EnvSpec, PlayConfig, describe_seeds
 from mrlm.train.evaluation.passk import mean_pass_at_k, pass_at_k, reported_ks
 from mrlm.train.evaluation.play import (
+    DeviceError,
     EnvFailedError,
     Played,
     Players,
@@ -32,6 +33,7 @@ from mrlm.train.evaluation.report import (
 
 __all__ = [
     "EVAL_SEED_BASE",
+    "DeviceError",
     "EnvFailedError",
     "EnvSpec",
     "Outcome",

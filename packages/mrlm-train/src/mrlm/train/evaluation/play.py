@@ -35,6 +35,10 @@ class EnvFailedError(RuntimeError):
     """An env raised while it was built, reset or stepped; the message names the env and the seeds."""
 
 
+class DeviceError(ValueError):
+    """A device torch does not know, or one this machine does not have (found before any model loads)."""
+
+
 @dataclass(frozen=True)
 class Players:
     """The policies that play, and which one plays each agent.
@@ -146,6 +150,7 @@ def load_players(
 
     Raises:
         MultiAgentSetupError: ``agent_models`` names an agent that no env has.
+        DeviceError: ``device`` is no torch device, or one this machine lacks.
     """
     known = {agent for names in agents.values() for agent in names or ()}
     unknown = sorted(set(agent_models) - known)
@@ -267,4 +272,14 @@ def _device(device: str) -> Any:
 
     if device == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(device)
+    try:
+        target = torch.device(device)
+    except RuntimeError as error:
+        raise DeviceError(f"device {device!r} is not a torch device: {error}") from None
+    backend = getattr(torch, target.type, None)  # torch.cuda, torch.xpu, torch.mps, ...
+    if backend is not None and hasattr(backend, "is_available") and not backend.is_available():
+        raise DeviceError(f"device {device!r}: this machine has no {target.type} device")
+    count = getattr(backend, "device_count", None)
+    if target.index is not None and callable(count) and target.index >= count():
+        raise DeviceError(f"device {device!r}: this machine has {count()} {target.type} device(s)")
+    return target
