@@ -44,14 +44,24 @@ def test_the_env_scores_every_demonstration_as_correct(tmp_path: Path) -> None:
     ("overrides", "message"),
     [
         ({"demonstrations": 0}, "demonstrations must be in"),
-        ({"grpo_steps": 0}, "at least 1"),
-        ({"ppo_steps": 0}, "at least 1"),
-        ({"magrpo_steps": 0}, "at least 1"),
-        ({"team_demonstrations": 0}, "at least 1"),
+        ({"grpo_steps": 0}, "^grpo_steps must be at least 1, got 0$"),
+        ({"ppo_steps": 0}, "^ppo_steps must be at least 1, got 0$"),
+        ({"sft_batch_size": -1}, "^sft_batch_size must be at least 1, got -1$"),
+        ({"magrpo_steps": 0}, "^magrpo_steps must be at least 1, got 0$"),
+        ({"team_demonstrations": 0}, "^team_demonstrations must be at least 1, got 0$"),
         ({"magrpo_temperature": 0.0}, "magrpo_temperature must be > 0"),
+        ({"hidden_size": 0}, "hidden_size must be at least 1, got 0"),
+        ({"hidden_size": 30}, "hidden_size \\(30\\) must be num_heads \\(4\\) times an even head width"),
+        ({"num_layers": 0}, "num_layers must be at least 1, got 0"),
+        ({"group_size": 1}, "group_size must be at least 2 with grpo, got 1"),
+        ({"group_size": 0, "algorithm": "ppo"}, "group_size must be at least 1 with ppo, got 0"),
+        ({"sft_learning_rate": float("nan")}, "sft_learning_rate must be a finite number > 0, got nan"),
+        ({"critic_learning_rate": -1.0}, "critic_learning_rate must be a finite number > 0"),
+        ({"temperature": -1.0}, "temperature must be >= 0"),
+        ({"max_new_tokens": 0}, "max_new_tokens must be at least 1, got 0"),
     ],
 )
-def test_bad_budgets_are_refused(overrides: dict[str, float], message: str) -> None:
+def test_bad_budgets_are_refused(overrides: dict[str, object], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         QuickstartConfig(**overrides)  # type: ignore[arg-type]
 

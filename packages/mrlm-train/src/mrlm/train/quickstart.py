@@ -23,6 +23,7 @@ The default budget runs in about two minutes on two CPU cores (GRPO or PPO).
 from __future__ import annotations
 
 import json
+import math
 import random
 import time
 from dataclasses import dataclass
@@ -113,19 +114,31 @@ class QuickstartConfig:
     samples stay close to the greedy replies that the team is evaluated on."""
 
     def __post_init__(self) -> None:
+        from mrlm.train.generation.base import check_sampling
+        from mrlm.train.tiny import check_tiny_shape
+
+        check_tiny_shape(hidden_size=self.hidden_size, num_layers=self.num_layers)
         if not 1 <= self.demonstrations <= len(easy_problems(0)):
             raise ValueError(
                 f"demonstrations must be in [1, {len(easy_problems(0))}], got {self.demonstrations}"
             )
-        if (
-            min(self.sft_steps, self.sft_batch_size, self.grpo_steps, self.ppo_steps, self.prompts_per_step)
-            < 1
-        ):
+        counts = ("sft_steps", "sft_batch_size", "grpo_steps", "ppo_steps", "prompts_per_step")
+        team_counts = ("team_demonstrations", "team_sft_steps", "magrpo_steps")
+        for name in (*counts, *team_counts):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+        # GRPO's advantages compare the replies of one problem; PPO only multiplies by it.
+        least_group = 2 if self.algorithm == "grpo" else 1
+        if self.group_size < least_group:
             raise ValueError(
-                "sft_steps, sft_batch_size, grpo_steps, ppo_steps and prompts_per_step must be at least 1"
+                f"group_size must be at least {least_group} with {self.algorithm}, got {self.group_size}"
             )
-        if min(self.team_demonstrations, self.team_sft_steps, self.magrpo_steps) < 1:
-            raise ValueError("team_demonstrations, team_sft_steps and magrpo_steps must be at least 1")
+        rates = ("sft_learning_rate", "grpo_learning_rate", "ppo_learning_rate", "critic_learning_rate")
+        for name in (*rates, "magrpo_learning_rate"):
+            rate = getattr(self, name)
+            if not (math.isfinite(rate) and rate > 0):
+                raise ValueError(f"{name} must be a finite number > 0, got {rate}")
+        check_sampling(self.max_new_tokens, self.temperature, 1.0)
         if self.magrpo_temperature <= 0:
             raise ValueError(
                 f"magrpo_temperature must be > 0 (MAGRPO samples), got {self.magrpo_temperature}"

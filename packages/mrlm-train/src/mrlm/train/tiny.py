@@ -124,15 +124,15 @@ def check_tiny_shape(
     *,
     hidden_size: int,
     num_layers: int,
-    num_heads: int,
-    num_kv_heads: int,
-    intermediate_size: int | None,
-    max_position_embeddings: int,
+    num_heads: int = 4,
+    num_kv_heads: int = 2,
+    intermediate_size: int | None = None,
+    max_position_embeddings: int = 512,
 ) -> None:
     """Raise ValueError, naming the setting, for a shape :func:`build_tiny_model` would build
     broken (or fail on with an unrelated error): sizes below 1, query heads that key/value heads do
     not divide, or heads of an odd or fractional width (rotary embeddings rotate pairs of
-    coordinates)."""
+    coordinates). The defaults are :func:`build_tiny_model`'s."""
     sizes = {
         "hidden_size": hidden_size,
         "num_layers": num_layers,
