@@ -7,6 +7,7 @@ text). Values are checked when constructed: a bad value fails before any model i
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Literal
 
@@ -43,22 +44,25 @@ class OptimConfig:
     """Clip the global gradient norm to this value; 0 disables clipping (the norm is still reported)."""
 
     def __post_init__(self) -> None:
-        if self.learning_rate < 0:
-            raise ValueError(f"learning_rate must be >= 0, got {self.learning_rate}")
-        if self.weight_decay < 0:
-            raise ValueError(f"weight_decay must be >= 0, got {self.weight_decay}")
+        # Written so that nan fails them too (every comparison with nan is false).
+        for name in ("learning_rate", "weight_decay"):
+            value = getattr(self, name)
+            if not 0 <= value < math.inf:
+                raise ValueError(f"{name} must be a finite number >= 0, got {value}")
         for name in ("adam_beta1", "adam_beta2"):
             value = getattr(self, name)
             if not 0.0 <= value < 1.0:
                 raise ValueError(f"{name} must be in [0, 1), got {value}")
-        if self.adam_eps <= 0:
-            raise ValueError(f"adam_eps must be > 0, got {self.adam_eps}")
+        if not 0 < self.adam_eps < math.inf:
+            raise ValueError(f"adam_eps must be a finite number > 0, got {self.adam_eps}")
         if self.lr_schedule not in LR_SCHEDULES:
             raise ValueError(f"lr_schedule must be one of {LR_SCHEDULES}, got {self.lr_schedule!r}")
         if self.warmup_steps < 0:
             raise ValueError(f"warmup_steps must be >= 0, got {self.warmup_steps}")
-        if self.max_grad_norm < 0:
-            raise ValueError(f"max_grad_norm must be >= 0 (0 = no clipping), got {self.max_grad_norm}")
+        if not 0 <= self.max_grad_norm < math.inf:
+            raise ValueError(
+                f"max_grad_norm must be a finite number >= 0 (0 = no clipping), got {self.max_grad_norm}"
+            )
 
 
 @dataclass
