@@ -310,9 +310,14 @@ def test_sft_data_that_cannot_be_used_is_one_line(
 
 
 @pytest.mark.parametrize(("command", "error_type"), [("sft", "SFTDataError"), ("dpo", "PreferenceDataError")])
-def test_an_empty_data_file_is_named_as_empty(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str, error_type: str
+def test_an_empty_data_file_is_named_as_empty_before_the_model_loads(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    command: str,
+    error_type: str,
 ) -> None:
+    monkeypatch.setattr(f"mrlm.train.algorithms.{command}.load_policy", _no_loading)
     data = tmp_path / "empty.jsonl"
     data.write_text("\n")
     assert main([command, "--data", str(data), "--run.output-dir", str(tmp_path / "run")]) == 1

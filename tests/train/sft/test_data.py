@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, cast
@@ -170,3 +171,22 @@ def test_nothing_dropped_logs_nothing(tokenizer: Any, caplog: pytest.LogCaptureF
     assert report.dropped == 0 and caplog.text == ""
     assert report.summary().startswith("1 of 1 records kept (chat: 1)")
     assert load_sft_examples([], tokenizer)[1].summary().startswith("0 of 0 records kept; dropped:")
+
+
+def test_check_has_records_reads_files_only_up_to_a_record(tmp_path: Path) -> None:
+    from mrlm.train.sft.sources import check_has_records
+
+    blank = tmp_path / "blank.jsonl"
+    blank.write_text("\n  \n")
+    with pytest.raises(SFTDataError, match=r"blank\.jsonl holds no records"):
+        check_has_records(blank, SFTDataError)
+    later = tmp_path / "later.jsonl"
+    later.write_text('\n{"prompt": "a", "completion": "b"}\n')
+    check_has_records(later, SFTDataError)
+    check_has_records([], SFTDataError)  # sources other than files are counted as they are read
+    read, write = os.pipe()
+    os.write(write, b'{"prompt": "a", "completion": "b"}\n')
+    os.close(write)
+    check_has_records(f"/proc/self/fd/{read}", SFTDataError)  # a pipe is not read: nothing consumed
+    assert os.read(read, 100).startswith(b'{"prompt"')
+    os.close(read)

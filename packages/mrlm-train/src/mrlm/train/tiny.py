@@ -120,19 +120,25 @@ def build_tiny_tokenizer(
     )
 
 
+#: The heads and positions of a tiny model unless told otherwise (:func:`build_tiny_model`).
+DEFAULT_NUM_HEADS = 4
+DEFAULT_NUM_KV_HEADS = 2
+DEFAULT_MAX_POSITIONS = 512
+
+
 def check_tiny_shape(
     *,
     hidden_size: int,
     num_layers: int,
-    num_heads: int = 4,
-    num_kv_heads: int = 2,
+    num_heads: int = DEFAULT_NUM_HEADS,
+    num_kv_heads: int = DEFAULT_NUM_KV_HEADS,
     intermediate_size: int | None = None,
-    max_position_embeddings: int = 512,
+    max_position_embeddings: int = DEFAULT_MAX_POSITIONS,
 ) -> None:
     """Raise ValueError, naming the setting, for a shape :func:`build_tiny_model` would build
     broken (or fail on with an unrelated error): sizes below 1, query heads that key/value heads do
     not divide, or heads of an odd or fractional width (rotary embeddings rotate pairs of
-    coordinates). The defaults are :func:`build_tiny_model`'s."""
+    coordinates). Its defaults are :func:`build_tiny_model`'s."""
     sizes = {
         "hidden_size": hidden_size,
         "num_layers": num_layers,
@@ -163,10 +169,10 @@ def build_tiny_model(
     arch: Arch = "qwen2",
     hidden_size: int = 64,
     num_layers: int = 2,
-    num_heads: int = 4,
-    num_kv_heads: int = 2,
+    num_heads: int = DEFAULT_NUM_HEADS,
+    num_kv_heads: int = DEFAULT_NUM_KV_HEADS,
     intermediate_size: int | None = None,
-    max_position_embeddings: int = 512,
+    max_position_embeddings: int = DEFAULT_MAX_POSITIONS,
     seed: int = 0,
 ) -> PreTrainedModel:
     """Build a randomly initialised float32 causal LM on CPU that matches ``tokenizer``.

@@ -59,7 +59,7 @@ from mrlm.train.generation.logprobs import token_logprobs
 from mrlm.train.loop import DistributedConfig, OptimConfig, RunConfig, TrainingSession
 from mrlm.train.loop.output_dir import check_output_dir
 from mrlm.train.policy import ModelConfig, load_policy
-from mrlm.train.sft.sources import Source, check_source
+from mrlm.train.sft.sources import Source, check_has_records, check_source
 
 #: The frozen reference policy's name in the session.
 REFERENCE = "reference"
@@ -171,18 +171,13 @@ def train(config: DPOConfig, data: Source | None = None) -> Path:
     if data is None and not config.data:
         raise PreferenceDataError("no data: set data to a JSONL file of preference records")
     check_output_dir(config.run.output_dir)  # before the model loads, which may take minutes
-    check_source(
-        config.data if data is None else data, PreferenceDataError
-    )  # so is a data path naming no file
+    source = config.data if data is None else data
+    check_source(source, PreferenceDataError)  # so is a data path that names no file
+    check_has_records(source, PreferenceDataError)  # or an empty file
     # 1. data
     model, tokenizer = load_policy(config.model)
-    pairs, report = load_preference_pairs(
-        config.data if data is None else data, tokenizer, max_length=config.max_length
-    )
+    pairs, report = load_preference_pairs(source, tokenizer, max_length=config.max_length)
     print(f"DPO data: {report.summary()}")
-    if not report.records:
-        named = config.data if data is None else "the data given"
-        raise PreferenceDataError(f"{named} holds no records: nothing to train on")
     if not pairs:
         raise PreferenceDataError(f"no preference pair is left to train on: {report.summary()}")
     if 0 < report.with_reference < len(pairs):

@@ -46,7 +46,7 @@ from mrlm.train.sft import (
     pack_examples,
     sft_loss,
 )
-from mrlm.train.sft.sources import check_source
+from mrlm.train.sft.sources import check_has_records, check_source
 
 
 @dataclass
@@ -175,6 +175,7 @@ def train(config: SFTConfig) -> Path:
     """Run SFT as configured; return the directory of the final model (``save_pretrained`` format)."""
     check_output_dir(config.run.output_dir)  # before the model loads, which may take minutes
     check_source(config.data, SFTDataError)  # so is a data path that names no file
+    check_has_records(config.data, SFTDataError)  # or an empty file
     # 1. data
     model, tokenizer = load_policy(config.model)
     examples, report = load_sft_examples(
@@ -185,8 +186,6 @@ def train(config: SFTConfig) -> Path:
         min_reward=config.min_reward,
     )
     print(f"SFT data: {report.summary()}")
-    if not report.records:
-        raise SFTDataError(f"{config.data} holds no records: nothing to train on")
     if not examples:
         raise SFTDataError(f"no example of {config.data} is left to train on: {report.summary()}")
     config = dataclasses.replace(

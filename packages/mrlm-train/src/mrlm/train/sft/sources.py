@@ -51,6 +51,17 @@ def check_source(source: Source, error: type[ValueError] = ValueError) -> None:
         raise error(f"{path}: no such file")
 
 
+def check_has_records(source: Source, error: type[ValueError] = ValueError) -> None:
+    """Raise ``error`` when ``source`` is a regular file with no record (empty, or blank lines only),
+    so that a run refuses it before it loads a model. Reads up to the first non-blank line; pipes and
+    other sources pass untouched (reading would consume them)."""
+    if not isinstance(source, (str, os.PathLike)) or not Path(source).is_file():
+        return
+    with Path(source).open("rb") as handle:
+        if not any(line.strip() for line in handle):
+            raise error(f"{source} holds no records: nothing to train on")
+
+
 def _read_jsonl(path: Path) -> Iterator[Record]:
     check_source(path)  # open() would raise IsADirectoryError or FileNotFoundError, naming no line
     with path.open("rb") as handle:
