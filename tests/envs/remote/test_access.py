@@ -1,7 +1,9 @@
 """Access rules: the shared token on every call (health excepted), TLS, settings from the environment.
 
 ``tls/server.crt`` and ``tls/server.key`` are a self-signed test certificate for localhost and
-127.0.0.1, made for these tests only (``openssl req -x509 -newkey rsa:2048 -nodes -days 36500``).
+127.0.0.1, made for these tests only (``openssl req -x509 -newkey rsa:2048 -nodes -days 36500``);
+``tls/other.key`` is a key of no certificate, ``tls/encrypted.key`` a key under a passphrase
+(``openssl genpkey -algorithm EC``, the second with ``-aes256``).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 import mrlm.envs
+from mrlm.envs.cli import main
 from mrlm.envs.remote import Connection, RemoteAuthError, RemoteEnv, ServerUnavailableError
 from mrlm.envs.server import ServerConfig, serve
 from mrlm.proto.v1 import env_pb2 as pb
@@ -107,3 +110,31 @@ def test_server_settings_come_from_the_environment(monkeypatch: pytest.MonkeyPat
     assert ServerConfig(token="flag").with_environment().token == "flag"  # a flag wins
     with pytest.raises(ValueError, match="TLS needs both"):
         ServerConfig(tls_cert="cert.pem")
+
+
+@pytest.mark.parametrize(
+    ("cert", "key", "reason"),
+    [
+        (
+            "server.crt",
+            "other.key",
+            r"--tls-cert '.*server\.crt' and --tls-key '.*other\.key': the key does not belong to the certificate",
+        ),
+        (
+            "server.crt",
+            "encrypted.key",
+            r"--tls-key '.*encrypted\.key' is encrypted: the server needs the key without a passphrase",
+        ),
+        ("server.crt", "server.crt", r"--tls-key '.*server\.crt' is not a PEM private key"),
+        ("server.key", "server.key", r"--tls-cert '.*server\.key' is not a PEM certificate chain"),
+        ("server.crt", "missing.key", r"--tls-key '.*missing\.key': No such file or directory"),
+    ],
+)
+@pytest.mark.parametrize("processes", ["1", "2"])
+def test_a_bad_tls_pair_is_named_before_the_server_starts(
+    cert: str, key: str, reason: str, processes: str
+) -> None:
+    # gRPC itself only logs "Unable to create secure server" and fails to bind, which read as a port in use.
+    command = ["serve", "--envs", PROBE_ID, "--port", "0", "--processes", processes]
+    with pytest.raises(SystemExit, match=rf"^mrlm-envs serve: {reason}$"):
+        main([*command, "--tls-cert", str(TLS / cert), "--tls-key", str(TLS / key)])

@@ -14,6 +14,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
@@ -22,6 +23,7 @@ from mrlm.envs.cli import main
 from mrlm.envs.remote import RemoteEnv, ServerBusyError
 from mrlm.envs.server import ProcessGroup, ServerConfig, serve, start_processes
 from mrlm.envs.server import processes as processes_module
+from mrlm.envs.server.processes import Interrupted
 from mrlm.proto.v1 import env_pb2 as pb
 from mrlm.proto.v1 import env_pb2_grpc
 from tests.envs.remote.probe_env import PROBE_ID
@@ -183,7 +185,7 @@ def test_a_process_that_dies_is_replaced() -> None:
 def test_a_process_that_fails_to_start_is_reported_in_one_line(tmp_path: Path) -> None:
     missing = tmp_path / "missing.pem"
     with pytest.raises(
-        OSError, match=r"^server process \d: \[Errno 2\] No such file or directory: .*missing\.pem'$"
+        OSError, match=r"^server process \d: --tls-key '.*missing\.pem': No such file or directory$"
     ):
         start_processes(_config(tls_cert=str(missing), tls_key=str(missing)), imports=(IMPORT,))
 
@@ -276,3 +278,21 @@ def test_killing_the_command_leaves_no_server_process(tmp_path: Path) -> None:
         for pid in children:
             if _alive(pid):
                 os.kill(pid, signal.SIGKILL)
+
+
+def test_a_stop_during_the_start_starts_no_more_processes(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Every process was started before the first was awaited, so a SIGTERM during the start of many
+    # took effect only once all of them were up.
+    stop = threading.Event()
+    started: list[int] = []
+    spawn = ProcessGroup._spawn
+
+    def spawn_then_signal(self: ProcessGroup, index: int) -> Any:
+        started.append(index)
+        stop.set()  # the signal arrives while the first process starts
+        return spawn(self, index)
+
+    monkeypatch.setattr(ProcessGroup, "_spawn", spawn_then_signal)
+    with pytest.raises(Interrupted, match=r"asked to stop while starting its processes \(1 of 3 started\)"):
+        start_processes(_config(processes=3), imports=(IMPORT,), interrupt=stop)
+    assert started == [0]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from pathlib import Path
@@ -16,6 +17,8 @@ from mrlm.envs.remote import (
     ServerUnavailableError,
     SessionLostError,
 )
+from mrlm.envs.server import ServerConfig
+from mrlm.envs.server.config import PROCESSES_PER_CORE, max_processes
 from mrlm.proto.json_codec import encode_json
 from tests.envs.remote.probe_env import PROBE_ID
 from tests.envs.remote.spawn import start_server
@@ -92,6 +95,44 @@ def test_serve_refuses_bad_allowances_and_stream_budgets(tmp_path: Path) -> None
         main(["serve", "--allow-records-dir", str(missing), "--port", "0"])
     with pytest.raises(SystemExit, match=r"max_streams \(8\) must leave 12 of the handler_threads"):
         main(["serve", "--handler-threads", "16", "--max-streams", "8", "--port", "0"])
+
+
+@pytest.mark.parametrize(
+    "flag", ["--idle-timeout-s", "--call-timeout-s", "--disconnect-grace-s", "--grace-s"]
+)
+@pytest.mark.parametrize("value", ["nan", "inf", "-1"])
+def test_serve_refuses_durations_that_are_not_finite_seconds(flag: str, value: str) -> None:
+    # nan passed a `< 0` check (or none was made): a nan call deadline reached threading's wait.
+    name = flag.removeprefix("--").replace("-", "_")
+    with pytest.raises(
+        SystemExit, match=rf"^mrlm-envs: {name} must be a finite number of seconds, at least 0"
+    ):
+        main(["serve", flag, value, "--port", "0"])
+
+
+def test_serve_refuses_more_processes_than_the_cores_can_use() -> None:
+    # Each process is a fresh interpreter: a typo such as --processes 100000 ran for minutes, and went
+    # on starting processes after the SIGTERM that was meant to stop it.
+    most = max_processes()
+    assert most == PROCESSES_PER_CORE * len(os.sched_getaffinity(0))
+    with pytest.raises(SystemExit, match=rf"^mrlm-envs: processes must be at most {most} \(4 per CPU core"):
+        main(["serve", "--processes", str(most + 1), "--port", "0"])
+    assert ServerConfig(processes=most).processes == most
+
+
+def test_serve_refuses_a_url_where_a_host_name_goes() -> None:
+    # A URL never equals the host of a client's URL, so it allowed nothing, silently.
+    with pytest.raises(
+        SystemExit, match=r"allow_url_host takes host names \(e\.g\. example\.org\), not URLs"
+    ):
+        main(["serve", "--allow-url-host", "https://example.org/", "--port", "0"])
+
+
+def test_serve_names_an_unknown_log_level() -> None:
+    with pytest.raises(
+        SystemExit, match=r"^mrlm-envs serve: --log-level 'loud' is not one of debug, info, warning, error$"
+    ):
+        main(["serve", "--log-level", "loud", "--port", "0"])
 
 
 def test_serve_lets_clients_name_files_only_under_allowed_directories(tmp_path: Path) -> None:

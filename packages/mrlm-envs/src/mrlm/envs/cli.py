@@ -85,6 +85,9 @@ def sandbox_command(json_output: Annotated[bool, tyro.conf.arg(name="json")] = F
     print(f"test run: {result.status.value} ({result.duration_s * 1000:.1f} ms)")
 
 
+_LOG_LEVELS = ("debug", "info", "warning", "error")
+
+
 def serve_command(
     config: Annotated[ServerConfig, tyro.conf.arg(name="")],
     import_modules: Annotated[tuple[str, ...], tyro.conf.arg(name="import")] = (),
@@ -108,6 +111,8 @@ def serve_command(
 
     from mrlm.envs.server import run
 
+    if log_level.lower() not in _LOG_LEVELS:
+        raise SystemExit(f"mrlm-envs serve: --log-level {log_level!r} is not one of {', '.join(_LOG_LEVELS)}")
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     for module in import_modules:
         try:

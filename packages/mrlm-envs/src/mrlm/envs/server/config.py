@@ -3,14 +3,27 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 from dataclasses import dataclass
 
-__all__ = ["HANDLER_RESERVE", "TLS_CERT_ENV", "TLS_KEY_ENV", "TOKEN_ENV", "ServerConfig"]
+__all__ = [
+    "HANDLER_RESERVE",
+    "PROCESSES_PER_CORE",
+    "TLS_CERT_ENV",
+    "TLS_KEY_ENV",
+    "TOKEN_ENV",
+    "ServerConfig",
+    "max_processes",
+]
 
 TOKEN_ENV = "MRLM_ENVS_TOKEN"
 TLS_CERT_ENV = "MRLM_ENVS_TLS_CERT"
 TLS_KEY_ENV = "MRLM_ENVS_TLS_KEY"
+
+#: Server processes allowed per CPU core this process may use: env calls are CPU-bound Python, so more
+#: processes than cores gain nothing, and a typo such as ``--processes 100000`` must not start them all.
+PROCESSES_PER_CORE = 4
 
 #: Handler threads never given to streams: the health watchers' share and a reserve for unary calls
 #: and health checks, so that open streams cannot starve them.
@@ -62,7 +75,7 @@ class ServerConfig:
     grace_s: float = 10.0
     """On SIGTERM/SIGINT: seconds calls in flight get to finish; then sessions are closed and calls still running are given up on."""
     processes: int = 1
-    """Server processes sharing the port (Linux only, SO_REUSEPORT): each client connection, and so each session, stays on one of them. Every limit above holds per process."""
+    """Server processes sharing the port (Linux only, SO_REUSEPORT): each client connection, and so each session, stays on one of them. At most 4 per CPU core. Every limit above holds per process."""
 
     def __post_init__(self) -> None:
         # Accept "--envs a,b c" as well as a list: split every entry on commas.
@@ -87,8 +100,23 @@ class ServerConfig:
                 f"max_streams ({self.max_streams}) must leave {HANDLER_RESERVE} of the handler_threads "
                 f"({self.handler_threads}) to unary calls and health: raise --handler-threads or lower --max-streams"
             )
-        if self.disconnect_grace_s < 0:
-            raise ValueError(f"disconnect_grace_s must be at least 0, got {self.disconnect_grace_s}")
+        for name in ("idle_timeout_s", "call_timeout_s", "disconnect_grace_s", "grace_s"):
+            value = getattr(self, name)
+            if not math.isfinite(value) or value < 0:  # nan passes a `< 0` check
+                disables = " (0 disables it)" if name != "grace_s" else ""
+                raise ValueError(
+                    f"{name} must be a finite number of seconds, at least 0{disables}, got {value}"
+                )
+        if self.processes > max_processes():
+            raise ValueError(
+                f"processes must be at most {max_processes()} ({PROCESSES_PER_CORE} per CPU core this "
+                f"process may use), got {self.processes}"
+            )
+        for host in self.allow_url_host:
+            if "/" in host or " " in host.strip():
+                raise ValueError(
+                    f"allow_url_host takes host names (e.g. example.org), not URLs: got {host!r}"
+                )
         if not 0 <= self.port < 65536:
             raise ValueError(f"port must be in [0, 65535], got {self.port}")
         if (self.tls_cert is None) != (self.tls_key is None):
@@ -116,3 +144,10 @@ class ServerConfig:
     def call_timeout(self) -> float | None:
         """The per-call deadline, None when disabled."""
         return self.call_timeout_s if self.call_timeout_s > 0 else None
+
+
+def max_processes() -> int:
+    """The most server processes one ``mrlm-envs serve`` starts: :data:`PROCESSES_PER_CORE` per core
+    this process may run on."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return PROCESSES_PER_CORE * max(1, cores)

@@ -149,8 +149,16 @@ class ProcessGroup:
             self.config = dataclasses.replace(self.config, port=self.port)
             self.address = f"{bracketed(self.config.host)}:{self.port}"
             deadline = time.monotonic() + ready_timeout_s
+            for index in range(self.config.processes):
+                # Each start costs a fresh interpreter: a signal during a long start stops it here.
+                if (interrupt is not None and interrupt.is_set()) or self._stopping.is_set():
+                    raise Interrupted(
+                        f"the server was asked to stop while starting its processes ({index} of "
+                        f"{self.config.processes} started)"
+                    )
+                with self._lock:
+                    self._children.append(self._spawn(index))
             with self._lock:
-                self._children = [self._spawn(index) for index in range(self.config.processes)]
                 children = list(self._children)
             for child in children:
                 self._await_ready(child, deadline, ready_timeout_s, interrupt)

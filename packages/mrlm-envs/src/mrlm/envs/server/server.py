@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import signal
+import ssl
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -44,7 +45,7 @@ from mrlm.envs.server.sessions import SessionStore
 from mrlm.envs.server.streams import StreamBudget
 from mrlm.proto.v1 import env_pb2, env_pb2_grpc
 
-__all__ = ["SERVICE_NAME", "EnvServer", "run", "serve"]
+__all__ = ["SERVICE_NAME", "EnvServer", "read_tls_pair", "run", "serve"]
 
 _log = logging.getLogger(__name__)
 
@@ -170,14 +171,17 @@ class EnvServer:
         where = f"{bracketed(config.host)}:{config.port}"
         try:
             if config.tls_cert is not None and config.tls_key is not None:
-                pair = (Path(config.tls_key).read_bytes(), Path(config.tls_cert).read_bytes())
-                port = self._server.add_secure_port(where, grpc.ssl_server_credentials([pair]))
+                key, chain = read_tls_pair(config.tls_cert, config.tls_key)
+                port = self._server.add_secure_port(where, grpc.ssl_server_credentials([(key, chain)]))
             else:
                 port = self._server.add_insecure_port(where)
         except RuntimeError:  # grpcio >= 1.60 raises where older releases returned 0
             port = 0
         if not port:
-            raise OSError(f"cannot listen on {where}: not an address of this machine, or the port is in use")
+            why = "not an address of this machine, or the port is in use"
+            if config.tls_cert is not None:  # gRPC logs its reason on stderr; a bad pair is the likely one
+                why += ", or the TLS key does not belong to the certificate (gRPC's reason is logged above)"
+            raise OSError(f"cannot listen on {where}: {why}")
         return int(port)
 
     def _reap(self) -> None:
@@ -213,6 +217,41 @@ def serve(config: ServerConfig | None = None, **fields: Any) -> EnvServer:
     return EnvServer(config).start()
 
 
+def read_tls_pair(cert: str, key: str) -> tuple[bytes, bytes]:
+    """The PEM private key and certificate chain of ``--tls-key`` and ``--tls-cert``, as gRPC takes them.
+
+    Raises:
+        OSError: a file cannot be read, or is not of the PEM kind it should be (a certificate chain,
+            a private key), named in one line.
+    """
+    texts = []
+    for flag, path, marker, kind in (
+        ("--tls-key", key, b"PRIVATE KEY-----", "a PEM private key"),
+        ("--tls-cert", cert, b"-----BEGIN CERTIFICATE-----", "a PEM certificate chain"),
+    ):
+        try:
+            text = Path(path).read_bytes()
+        except OSError as error:
+            raise OSError(f"{flag} {path!r}: {error.strerror or error}") from None
+        if marker not in text:
+            raise OSError(f"{flag} {path!r} is not {kind}")
+        texts.append(text)
+    if b"ENCRYPTED" in texts[0]:  # "BEGIN ENCRYPTED PRIVATE KEY" or "Proc-Type: 4,ENCRYPTED"
+        raise OSError(f"--tls-key {key!r} is encrypted: the server needs the key without a passphrase")
+    # OpenSSL says what gRPC only logs, such as a key of another certificate. The empty passphrase
+    # keeps OpenSSL from ever prompting on the terminal.
+    try:
+        ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER).load_cert_chain(cert, key, password=lambda: b"")
+    except ssl.SSLError as error:
+        # OpenSSL 3 names a mismatch NO_CERTIFICATE_ASSIGNED, earlier releases KEY_VALUES_MISMATCH.
+        mismatch = error.reason in ("KEY_VALUES_MISMATCH", "NO_CERTIFICATE_ASSIGNED")
+        reason = (
+            "the key does not belong to the certificate" if mismatch else f"OpenSSL refused them ({error})"
+        )
+        raise OSError(f"--tls-cert {cert!r} and --tls-key {key!r}: {reason}") from None
+    return texts[0], texts[1]
+
+
 def run(
     config: ServerConfig,
     announce: Callable[[str], None] = print,
@@ -227,6 +266,8 @@ def run(
     ``imports`` first (the modules that register more envs) and log at ``log_level`` (this process's
     root level when None).
     """
+    if config.tls_cert is not None and config.tls_key is not None:
+        read_tls_pair(config.tls_cert, config.tls_key)  # a bad file is named before any process starts
     if config.processes > 1:
         from mrlm.envs.server.processes import run_processes
 
