@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import socket
 import subprocess
 import sys
 
@@ -135,3 +136,14 @@ def test_sandbox_command_reports_isolation(capsys: pytest.CaptureFixture[str]) -
     assert report["test_run"] == "ok"
     main(["sandbox"])
     assert "test run: ok" in capsys.readouterr().out
+
+
+def test_play_on_a_server_that_is_not_there_is_one_line() -> None:
+    with socket.socket() as probe:  # a port nothing listens on once the probe is closed
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    with pytest.raises(
+        SystemExit,
+        match=rf"^mrlm-envs play: ListEnvs on grpc://127\.0\.0\.1:{port} failed \(UNAVAILABLE\): .*is the server running",
+    ):
+        main(["play", f"grpc://127.0.0.1:{port}/mrlm/Math-v0", "--seed", "0"])

@@ -53,7 +53,15 @@ def play_command(
         raise SystemExit(f"mrlm-envs play: --kwargs is not valid JSON: {error}") from None
     if not isinstance(env_kwargs, dict):
         raise SystemExit("mrlm-envs play: --kwargs must be a JSON object, such as '{\"level\": 3}'")
-    play(env_id, seed=seed, agent=agent, opponent=opponent, env_kwargs=env_kwargs)
+    remote_errors: tuple[type[Exception], ...] = ()
+    if "://" in env_id:  # grpc loads only for a remote id
+        from mrlm.envs.remote.errors import RemoteEnvError
+
+        remote_errors = (RemoteEnvError,)
+    try:
+        play(env_id, seed=seed, agent=agent, opponent=opponent, env_kwargs=env_kwargs)
+    except remote_errors as error:  # no server, a server that went away, a refused argument...
+        raise SystemExit(f"mrlm-envs play: {error}") from None
 
 
 def sandbox_command(json_output: Annotated[bool, tyro.conf.arg(name="json")] = False) -> None:
