@@ -227,6 +227,38 @@ def test_sampling_settings_out_of_range_are_refused_while_parsing(
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
+        (["grpo", "--prompts-per-step", "0"], "prompts_per_step must be at least 1, got 0"),
+        (["grpo", "--micro-batch-size", "0"], "micro_batch_size must be at least 1, got 0"),
+        (["grpo", "--num-iterations", "-2"], "num_iterations must be at least 1, got -2"),
+        (["grpo", "--max-sampling-rounds", "0"], "max_sampling_rounds must be at least 1, got 0"),
+        (["ppo", "--ppo-epochs", "0"], "ppo_epochs must be at least 1, got 0"),
+        (["ppo", "--mini-batch-size", "0"], "mini_batch_size must be at least 1, got 0"),
+        (["magrpo", "--micro-batch-size", "0"], "micro_batch_size must be at least 1, got 0"),
+        (["ippo", "--num-iterations", "0"], "num_iterations must be at least 1, got 0"),
+        (
+            ["sft", "--data", "x.jsonl", "--micro-batch-size", "0"],
+            "micro_batch_size must be at least 1, got 0",
+        ),
+        (["dpo", "--data", "x.jsonl", "--batch-size", "0"], "batch_size must be at least 1, got 0"),
+        (["grpo", "--model.lora-alpha", "0"], "lora_alpha must be at least 1, got 0"),
+        (["magrpo", "--model.lora-dropout", "nan"], "lora_dropout must be in [0, 1), got nan"),
+        (["grpo", "--model.lora-dropout", "1"], "lora_dropout must be in [0, 1), got 1.0"),
+    ],
+)
+def test_each_setting_out_of_range_is_named_alone_while_parsing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    # "prompts_per_step, micro_batch_size and num_iterations must be at least 1" left the user to
+    # find which of the three was wrong, and never said the value.
+    with pytest.raises(SystemExit) as exit_:
+        main([*argv, "--run.output-dir", str(tmp_path / "run")])
+    assert exit_.value.code == 2
+    _assert_refused_by_flag(capsys.readouterr().err, argv[0], message)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
         (["grpo", "--max-turns", "0"], "max_turns must be at least 1, got 0"),
         (["ppo", "--max-turns", "0"], "max_turns must be at least 1, got 0"),
         (["online-dpo", "--max-turns", "0"], "max_turns must be at least 1, got 0"),

@@ -109,7 +109,7 @@ def test_advantages_of_a_collected_batch_are_group_relative(
     ("overrides", "message"),
     [
         ({"group_size": 1}, "group_size must be at least 2"),
-        ({"micro_batch_size": 0}, "micro_batch_size and num_iterations must be at least 1"),
+        ({"micro_batch_size": 0}, "^micro_batch_size must be at least 1, got 0$"),
         ({"env_kwargs": "{level: 1}"}, "env_kwargs is not valid JSON"),
         ({"env_kwargs": "[1]"}, "must be a JSON object"),
     ],

@@ -114,8 +114,8 @@ def test_plain_self_play_logs_win_rates_and_no_opponent(tmp_path: Path) -> None:
         ({"credit": "team"}, "use credit='agent'"),
         ({"opponent_pool": -1}, "must be 0 \\(off\\) or positive"),
         ({"eval_every": -2}, "must be 0 \\(off\\) or positive"),
-        ({"snapshot_every": 0}, "snapshot_every and eval_tasks must be at least 1"),
-        ({"eval_tasks": 0}, "snapshot_every and eval_tasks must be at least 1"),
+        ({"snapshot_every": 0}, "^snapshot_every must be at least 1, got 0$"),
+        ({"eval_tasks": 0}, "^eval_tasks must be at least 1, got 0$"),
     ],
 )
 def test_settings_that_do_not_fit_are_refused(tmp_path: Path, changes: dict[str, Any], message: str) -> None:

@@ -72,6 +72,10 @@ class ModelConfig:
             raise ValueError(f"dtype must be 'auto', 'float32', 'bfloat16' or 'float16', got {self.dtype!r}")
         if self.lora_r < 0:
             raise ValueError(f"lora_r must be >= 0 (0 = no LoRA), got {self.lora_r}")
+        if self.lora_alpha < 1:  # 0 leaves the adapters without effect, a negative value flips them
+            raise ValueError(f"lora_alpha must be at least 1, got {self.lora_alpha}")
+        if not 0 <= self.lora_dropout < 1:  # nan fails this too
+            raise ValueError(f"lora_dropout must be in [0, 1), got {self.lora_dropout}")
 
 
 def load_policy(config: ModelConfig) -> tuple[Any, Any]:

@@ -114,6 +114,7 @@ class QuickstartConfig:
     samples stay close to the greedy replies that the team is evaluated on."""
 
     def __post_init__(self) -> None:
+        from mrlm.train.counts import check_counts
         from mrlm.train.generation.base import check_sampling
         from mrlm.train.tiny import check_tiny_shape
 
@@ -124,9 +125,7 @@ class QuickstartConfig:
             )
         counts = ("sft_steps", "sft_batch_size", "grpo_steps", "ppo_steps", "prompts_per_step")
         team_counts = ("team_demonstrations", "team_sft_steps", "magrpo_steps")
-        for name in (*counts, *team_counts):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+        check_counts(**{name: getattr(self, name) for name in (*counts, *team_counts)})
         # GRPO's advantages compare the replies of one problem; PPO only multiplies by it.
         least_group = 2 if self.algorithm == "grpo" else 1
         if self.group_size < least_group:

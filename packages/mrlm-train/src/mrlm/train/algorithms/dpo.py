@@ -44,6 +44,7 @@ from typing import Any, Literal
 import torch
 
 from mrlm.train.algorithms.sft import EpochSampler
+from mrlm.train.counts import check_counts
 from mrlm.train.dpo import (
     LossType,
     PairBatch,
@@ -125,8 +126,7 @@ class PreferenceSettings:
             raise ValueError(f"sft_weight must be >= 0, got {self.sft_weight}")
         if self.max_length < 2:
             raise ValueError(f"max_length must be at least 2, got {self.max_length}")
-        if self.micro_batch_size < 1:
-            raise ValueError("micro_batch_size must be at least 1")
+        check_counts(micro_batch_size=self.micro_batch_size)
         if self.dist.gradient_accumulation_steps != 1:
             raise ValueError(
                 "DPO splits each batch into micro-batches of micro_batch_size; leave "
@@ -149,8 +149,7 @@ class DPOConfig(PreferenceSettings):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if self.batch_size < 1:
-            raise ValueError("batch_size must be at least 1")
+        check_counts(batch_size=self.batch_size)
         if self.micro_batch_size > self.batch_size:
             raise ValueError(
                 f"micro_batch_size ({self.micro_batch_size}) is larger than batch_size ({self.batch_size})"

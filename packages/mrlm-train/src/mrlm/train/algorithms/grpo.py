@@ -40,6 +40,7 @@ from mrlm.train.algorithms.onpolicy import (
     rollout_metrics,
     update,
 )
+from mrlm.train.counts import check_counts
 from mrlm.train.generation import HFGenerator
 from mrlm.train.generation.logprobs import token_logprobs
 from mrlm.train.loop import DistributedConfig, OptimConfig, RunConfig, TrainingSession
@@ -122,10 +123,12 @@ class GRPOConfig:
             raise ValueError(
                 f"group_size must be at least 2 (advantages compare answers), got {self.group_size}"
             )
-        if self.prompts_per_step < 1 or self.micro_batch_size < 1 or self.num_iterations < 1:
-            raise ValueError("prompts_per_step, micro_batch_size and num_iterations must be at least 1")
-        if self.max_sampling_rounds < 1:
-            raise ValueError("max_sampling_rounds must be at least 1")
+        check_counts(
+            prompts_per_step=self.prompts_per_step,
+            micro_batch_size=self.micro_batch_size,
+            num_iterations=self.num_iterations,
+            max_sampling_rounds=self.max_sampling_rounds,
+        )
         check_rollout_settings(self)
         check_clip_range(self.clip_low, self.clip_high)
         if not self.kl_coef >= 0:

@@ -71,6 +71,7 @@ from mrlm.train.algorithms.onpolicy import (
     run_task_seeds,
     update_parts,
 )
+from mrlm.train.counts import check_counts
 from mrlm.train.generation import HFGenerator
 from mrlm.train.generation.logprobs import token_logprobs
 from mrlm.train.loop import DistributedConfig, OptimConfig, RunConfig, TrainingSession
@@ -205,13 +206,12 @@ class MultiAgentConfig:
                 f"group_size must be at least {self.min_group_size} (advantages compare samples), "
                 f"got {self.group_size}"
             )
-        if (
-            min(self.prompts_per_step, self.micro_batch_size, self.num_iterations, self.max_sampling_rounds)
-            < 1
-        ):
-            raise ValueError(
-                "prompts_per_step, micro_batch_size, num_iterations and max_sampling_rounds must be at least 1"
-            )
+        check_counts(
+            prompts_per_step=self.prompts_per_step,
+            micro_batch_size=self.micro_batch_size,
+            num_iterations=self.num_iterations,
+            max_sampling_rounds=self.max_sampling_rounds,
+        )
         check_rollout_settings(self)
         check_clip_range(self.clip_low, self.clip_high)
         if not self.kl_coef >= 0:

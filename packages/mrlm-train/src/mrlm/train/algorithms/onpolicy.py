@@ -31,6 +31,7 @@ from typing import Any, Protocol
 
 import torch
 
+from mrlm.train.counts import check_counts
 from mrlm.train.generation import SamplingParams
 from mrlm.train.generation.base import check_sampling
 from mrlm.train.loop import RunConfig, TrainingSession
@@ -192,8 +193,9 @@ def update_parts(
         raise ValueError("update needs at least one part")
     if any(int(part.batch.mask.shape[0]) == 0 for part in parts.values()):
         raise ValueError("update needs at least one trajectory of every part on every process")
-    if micro_batch_size < 1 or num_iterations < 1 or (mini_batch_size is not None and mini_batch_size < 1):
-        raise ValueError("micro_batch_size, mini_batch_size and num_iterations must be at least 1")
+    check_counts(micro_batch_size=micro_batch_size, num_iterations=num_iterations)
+    if mini_batch_size is not None:
+        check_counts(mini_batch_size=mini_batch_size)
     whole = {name: normalisers(session, part.batch) for name, part in parts.items()}
     losses: list[float] = []
     extras: _Sums = {}

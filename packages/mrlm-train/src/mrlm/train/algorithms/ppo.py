@@ -60,6 +60,7 @@ from mrlm.train.algorithms.onpolicy import (
     select_rows,
     update,
 )
+from mrlm.train.counts import check_counts
 from mrlm.train.generation import HFGenerator
 from mrlm.train.generation.logprobs import token_logprobs, token_logprobs_and_entropy
 from mrlm.train.loop import DistributedConfig, OptimConfig, RunConfig, TrainingSession
@@ -193,17 +194,13 @@ class PPOConfig:
     """DDP/FSDP, mixed precision, gradient accumulation."""
 
     def __post_init__(self) -> None:
-        counts = (
-            self.prompts_per_step,
-            self.group_size,
-            self.ppo_epochs,
-            self.mini_batch_size,
-            self.micro_batch_size,
+        check_counts(
+            prompts_per_step=self.prompts_per_step,
+            group_size=self.group_size,
+            ppo_epochs=self.ppo_epochs,
+            mini_batch_size=self.mini_batch_size,
+            micro_batch_size=self.micro_batch_size,
         )
-        if min(counts) < 1:
-            raise ValueError(
-                "prompts_per_step, group_size, ppo_epochs, mini_batch_size and micro_batch_size must be at least 1"
-            )
         check_rollout_settings(self)
         if not (0.0 <= self.gamma <= 1.0 and 0.0 <= self.lam <= 1.0):
             raise ValueError(f"gamma and lam must be in [0, 1], got {self.gamma} and {self.lam}")

@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from mrlm.train.counts import check_counts
 from mrlm.train.loop import DistributedConfig, OptimConfig, RunConfig, TrainingSession
 from mrlm.train.loop.output_dir import check_output_dir
 from mrlm.train.policy import ModelConfig, load_policy
@@ -90,8 +91,7 @@ class SFTConfig:
             raise ValueError(
                 f"max_length must be at least 2 (a target needs a token before it), got {self.max_length}"
             )
-        if self.batch_size < 1 or self.micro_batch_size < 1:
-            raise ValueError("batch_size and micro_batch_size must be at least 1")
+        check_counts(batch_size=self.batch_size, micro_batch_size=self.micro_batch_size)
         if not self.packing and self.micro_batch_size > self.batch_size:
             raise ValueError(
                 f"micro_batch_size ({self.micro_batch_size}) is larger than batch_size ({self.batch_size})"

@@ -17,6 +17,7 @@ from typing import Annotated, Any, Literal
 import tyro
 
 from mrlm.train.algorithms.onpolicy import parse_env_kwargs
+from mrlm.train.counts import check_counts
 from mrlm.train.generation.base import check_sampling
 from mrlm.train.mixture import parse_mixture
 from mrlm.train.policy import Dtype
@@ -97,9 +98,7 @@ class PlayConfig:
         if len(set(self.seeds)) != len(self.seeds):
             raise ValueError("seeds repeats a seed: each seed is one task, give it once")
         check_sampling(self.max_new_tokens, self.temperature, self.top_p)
-        for name in ("max_turns", "batch_size", "step_workers"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+        check_counts(max_turns=self.max_turns, batch_size=self.batch_size, step_workers=self.step_workers)
         self.envs()  # refuse bad env_kwargs or env_mixture JSON now, not after the model loads
 
     def envs(self) -> list[EnvSpec]:

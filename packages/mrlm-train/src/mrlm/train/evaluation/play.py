@@ -17,6 +17,7 @@ from typing import Any
 
 from mrlm.envs.registry import EnvArgumentError, UnknownEnvError
 from mrlm.train.algorithms.multi_agent import MultiAgentSetupError
+from mrlm.train.counts import check_counts
 from mrlm.train.evaluation.config import EnvSpec, PlayConfig, describe_seeds
 from mrlm.train.generation import HFGenerator, SamplingParams
 from mrlm.train.loop.progress import Progress
@@ -204,8 +205,7 @@ def play_episodes(
     Raises:
         EnvFailedError: an env's own code raised during an episode.
     """
-    if samples < 1 or batch_size < 1:
-        raise ValueError("samples and batch_size must be at least 1")
+    check_counts(samples=samples, batch_size=batch_size)
     tasks_per_batch = max(1, batch_size // samples)
     total = len(envs) * len(seeds) * samples
     progress = Progress(total, unit="episodes") if progress_bar else None

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from mrlm.train.algorithms.onpolicy import run_sampling
+from mrlm.train.counts import check_counts
 from mrlm.train.generation import HFGenerator
 from mrlm.train.generation.base import SamplingParams
 from mrlm.train.loop import TrainingSession
@@ -60,10 +61,7 @@ def check_settings(config: MultiAgentConfig) -> None:
             f"opponent_pool and eval_every must be 0 (off) or positive, got {config.opponent_pool} and "
             f"{config.eval_every}"
         )
-    if config.snapshot_every < 1 or config.eval_tasks < 1:
-        raise ValueError(
-            f"snapshot_every and eval_tasks must be at least 1, got {config.snapshot_every} and {config.eval_tasks}"
-        )
+    check_counts(snapshot_every=config.snapshot_every, eval_tasks=config.eval_tasks)
     if not (config.opponent_pool or config.eval_every):
         return
     if config.policies != "shared":
