@@ -135,7 +135,7 @@ def test_an_agent_learns_only_from_its_own_rewards(tmp_path: Path) -> None:
         ({"dynamic_sampling": True, "aggregation": "token_mean"}, "aggregation, dynamic_sampling"),
         ({"critic_model": "tiny"}, 'needs critic="model"'),
         ({"lam": 1.5}, "gamma and lam"),
-        ({"vf_coef": -1.0}, "vf_coef must not be negative"),
+        ({"vf_coef": -1.0}, r"^vf_coef must be a finite number >= 0, got -1.0$"),
         ({"group_size": 0}, "group_size must be at least 1"),
         ({"opponent_pool": 2}, "need policies='shared'"),
     ],

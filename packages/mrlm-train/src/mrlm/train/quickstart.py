@@ -114,8 +114,8 @@ class QuickstartConfig:
     samples stay close to the greedy replies that the team is evaluated on."""
 
     def __post_init__(self) -> None:
-        from mrlm.train.counts import check_counts
         from mrlm.train.generation.base import check_sampling
+        from mrlm.train.setting_checks import check_counts
         from mrlm.train.tiny import check_tiny_shape
 
         check_tiny_shape(hidden_size=self.hidden_size, num_layers=self.num_layers)

@@ -44,7 +44,6 @@ from typing import Any, Literal
 import torch
 
 from mrlm.train.algorithms.sft import EpochSampler
-from mrlm.train.counts import check_counts
 from mrlm.train.dpo import (
     LossType,
     PairBatch,
@@ -60,6 +59,7 @@ from mrlm.train.generation.logprobs import token_logprobs
 from mrlm.train.loop import DistributedConfig, OptimConfig, RunConfig, TrainingSession
 from mrlm.train.loop.output_dir import check_output_dir
 from mrlm.train.policy import ModelConfig, load_policy
+from mrlm.train.setting_checks import check_counts
 from mrlm.train.sft.sources import Source, check_has_records, check_source
 
 #: The frozen reference policy's name in the session.

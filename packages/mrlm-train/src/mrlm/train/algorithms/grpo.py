@@ -40,7 +40,6 @@ from mrlm.train.algorithms.onpolicy import (
     rollout_metrics,
     update,
 )
-from mrlm.train.counts import check_counts
 from mrlm.train.generation import HFGenerator
 from mrlm.train.generation.logprobs import token_logprobs
 from mrlm.train.loop import DistributedConfig, OptimConfig, RunConfig, TrainingSession
@@ -52,6 +51,7 @@ from mrlm.train.ops.policy_loss import aggregate, check_clip_range, clipped_surr
 from mrlm.train.policy import ModelConfig, load_policy
 from mrlm.train.rollout import Trajectory
 from mrlm.train.rollout.batch import RolloutBatch, collate, reward_tensor
+from mrlm.train.setting_checks import check_counts, check_non_negative
 
 #: The frozen reference policy's name in the session.
 REFERENCE = "reference"
@@ -131,8 +131,7 @@ class GRPOConfig:
         )
         check_rollout_settings(self)
         check_clip_range(self.clip_low, self.clip_high)
-        if not self.kl_coef >= 0:
-            raise ValueError(f"kl_coef must be >= 0 (0 = no KL term), got {self.kl_coef}")
+        check_non_negative(kl_coef=self.kl_coef)
         self.parsed_env_kwargs()
         if self.env_mixture:
             parse_mixture(self.env_mixture)

@@ -89,6 +89,7 @@ from mrlm.train.rollout import RolloutEngine
 from mrlm.train.rollout.batch import RolloutBatch, collate
 from mrlm.train.rollout.envs import EnvFactory
 from mrlm.train.self_play import DEBATE_SLOGAN
+from mrlm.train.setting_checks import check_counts, check_non_negative
 from mrlm.train.value import PolicyWithValueHead
 
 #: The prefix of each agent's separate critic in the session (``critic_<agent>``).
@@ -205,15 +206,15 @@ class IPPOConfig(MultiAgentConfig):
 
         if not (0.0 <= self.gamma <= 1.0 and 0.0 <= self.lam <= 1.0):
             raise ValueError(f"gamma and lam must be in [0, 1], got {self.gamma} and {self.lam}")
-        negative = [
-            name
-            for name in ("value_clip_range", "vf_coef", "entropy_coef", "target_kl", "clip_low", "clip_high")
-            if getattr(self, name) < 0
-        ]
-        if negative:
-            raise ValueError(f"{', '.join(negative)} must not be negative")
-        if self.mini_batch_size < 1:
-            raise ValueError(f"mini_batch_size must be at least 1, got {self.mini_batch_size}")
+        # clip_low and clip_high: checked by MultiAgentConfig.
+        check_non_negative(
+            value_clip_range=self.value_clip_range,
+            vf_coef=self.vf_coef,
+            entropy_coef=self.entropy_coef,
+            target_kl=self.target_kl,
+            critic_learning_rate=self.critic_learning_rate,
+        )
+        check_counts(mini_batch_size=self.mini_batch_size)
         if self.critic == "value_head" and self.critic_model:
             raise ValueError('critic_model names a separate value model: it needs critic="model"')
 

@@ -71,7 +71,6 @@ from mrlm.train.algorithms.onpolicy import (
     run_task_seeds,
     update_parts,
 )
-from mrlm.train.counts import check_counts
 from mrlm.train.generation import HFGenerator
 from mrlm.train.generation.logprobs import token_logprobs
 from mrlm.train.loop import DistributedConfig, OptimConfig, RunConfig, TrainingSession
@@ -95,6 +94,7 @@ from mrlm.train.self_play import DEBATE_SLOGAN
 from mrlm.train.self_play.opponents import OpponentRollout
 from mrlm.train.self_play.training import SelfPlay, frozen_models
 from mrlm.train.self_play.training import check_settings as check_self_play
+from mrlm.train.setting_checks import check_counts, check_non_negative
 from mrlm.train.value import causal_lm
 
 #: The single policy's name when every agent shares one model.
@@ -214,8 +214,7 @@ class MultiAgentConfig:
         )
         check_rollout_settings(self)
         check_clip_range(self.clip_low, self.clip_high)
-        if not self.kl_coef >= 0:
-            raise ValueError(f"kl_coef must be >= 0 (0 = no KL term), got {self.kl_coef}")
+        check_non_negative(kl_coef=self.kl_coef)
         if self.policies not in ("shared", "per_agent", "lora"):
             raise ValueError(f"policies must be 'shared', 'per_agent' or 'lora', got {self.policies!r}")
         if self.policies == "lora" and self.dist.strategy == "fsdp":

@@ -31,13 +31,13 @@ from typing import Any, Protocol
 
 import torch
 
-from mrlm.train.counts import check_counts
 from mrlm.train.generation import SamplingParams
 from mrlm.train.generation.base import check_sampling
 from mrlm.train.loop import RunConfig, TrainingSession
 from mrlm.train.loop.cpu_threads import independent_cpu_models, side_by_side
 from mrlm.train.mixture import EnvMixture, MixedRolloutEngine, parse_mixture
 from mrlm.train.rollout import RolloutBatch, RolloutEngine, Trajectory
+from mrlm.train.setting_checks import check_counts
 from mrlm.train.task_seeds import training_seed_base
 
 #: What an on-policy algorithm rolls out with: one env's engine, or a mixture's.

@@ -39,6 +39,7 @@ pure function of :mod:`mrlm.train.ops`:
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -60,7 +61,6 @@ from mrlm.train.algorithms.onpolicy import (
     select_rows,
     update,
 )
-from mrlm.train.counts import check_counts
 from mrlm.train.generation import HFGenerator
 from mrlm.train.generation.logprobs import token_logprobs, token_logprobs_and_entropy
 from mrlm.train.loop import DistributedConfig, OptimConfig, RunConfig, TrainingSession
@@ -73,6 +73,7 @@ from mrlm.train.ops.rewards import clip_rewards, kl_penalised_rewards, rewards_o
 from mrlm.train.ops.value_loss import clipped_value_loss
 from mrlm.train.policy import Dtype, ModelConfig, load_policy
 from mrlm.train.rollout.batch import RolloutBatch, collate
+from mrlm.train.setting_checks import check_counts, check_non_negative
 from mrlm.train.value import (
     PolicyWithValueHead,
     causal_lm,
@@ -206,21 +207,18 @@ class PPOConfig:
             raise ValueError(f"gamma and lam must be in [0, 1], got {self.gamma} and {self.lam}")
         if not 0 < self.clip_range < 1:  # the ratio's clip interval must hold 1 and stay above 0
             raise ValueError(f"clip_range must be in (0, 1), got {self.clip_range}")
-        negative = [
-            name
-            for name in (
-                "value_clip_range",
-                "vf_coef",
-                "entropy_coef",
-                "kl_coef",
-                "kl_target",
-                "target_kl",
-                "reward_clip",
-            )
-            if getattr(self, name) < 0
-        ]
-        if negative:
-            raise ValueError(f"{', '.join(negative)} must not be negative")
+        check_non_negative(
+            value_clip_range=self.value_clip_range,
+            vf_coef=self.vf_coef,
+            entropy_coef=self.entropy_coef,
+            kl_coef=self.kl_coef,
+            kl_target=self.kl_target,
+            target_kl=self.target_kl,
+            reward_clip=self.reward_clip,
+            critic_learning_rate=self.critic_learning_rate,
+        )
+        if not (math.isfinite(self.kl_horizon) and self.kl_horizon > 0):
+            raise ValueError(f"kl_horizon must be a finite number > 0, got {self.kl_horizon}")
         if self.kl_target > 0 and self.kl_in != "reward":
             raise ValueError('kl_target adapts the KL penalty of the reward: it needs kl_in="reward"')
         if self.critic == "value_head" and self.critic_model:

@@ -31,10 +31,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from mrlm.train.counts import check_counts
 from mrlm.train.loop import DistributedConfig, OptimConfig, RunConfig, TrainingSession
 from mrlm.train.loop.output_dir import check_output_dir
 from mrlm.train.policy import ModelConfig, load_policy
+from mrlm.train.setting_checks import check_counts
 from mrlm.train.sft import (
     PackedAttention,
     SFTBatch,

@@ -17,10 +17,10 @@ from typing import Annotated, Any, Literal
 import tyro
 
 from mrlm.train.algorithms.onpolicy import parse_env_kwargs
-from mrlm.train.counts import check_counts
 from mrlm.train.generation.base import check_sampling
 from mrlm.train.mixture import parse_mixture
 from mrlm.train.policy import Dtype
+from mrlm.train.setting_checks import check_counts
 from mrlm.train.task_seeds import EVAL_SEED_BASE
 
 

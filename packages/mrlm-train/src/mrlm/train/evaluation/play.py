@@ -17,13 +17,13 @@ from typing import Any
 
 from mrlm.envs.registry import EnvArgumentError, UnknownEnvError
 from mrlm.train.algorithms.multi_agent import MultiAgentSetupError
-from mrlm.train.counts import check_counts
 from mrlm.train.evaluation.config import EnvSpec, PlayConfig, describe_seeds
 from mrlm.train.generation import HFGenerator, SamplingParams
 from mrlm.train.loop.progress import Progress
 from mrlm.train.policy import Dtype, ModelConfig, load_policy
 from mrlm.train.rollout import DEFAULT_POLICY, Policy, RolloutEngine, Trajectory
 from mrlm.train.rollout.envs import EnvKind, env_factory, kind_of
+from mrlm.train.setting_checks import check_counts
 
 #: The modules whose frames call an env's own methods (reset, step, observe, last): an exception
 #: raised in a frame below one of them came from the env's code, not from the model or the engine.

@@ -29,7 +29,6 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from mrlm.train.algorithms.onpolicy import run_sampling
-from mrlm.train.counts import check_counts
 from mrlm.train.generation import HFGenerator
 from mrlm.train.generation.base import SamplingParams
 from mrlm.train.loop import TrainingSession
@@ -42,6 +41,7 @@ from mrlm.train.self_play.fixed_reply import FixedReply
 from mrlm.train.self_play.opponents import OpponentRollout
 from mrlm.train.self_play.pool import SnapshotPool, load_snapshot, take_snapshot
 from mrlm.train.self_play.win_rate import Record, eval_seeds, play_record
+from mrlm.train.setting_checks import check_counts
 
 if TYPE_CHECKING:
     from mrlm.train.algorithms.multi_agent import MultiAgentConfig
