@@ -197,7 +197,9 @@ def test_epochs_decide_the_number_of_steps(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("overrides", "message"),
     [
-        ({"beta": 0.0}, "beta must be positive"),
+        ({"beta": 0.0}, "beta must be a finite number > 0, got 0.0"),
+        ({"beta": float("inf")}, "beta must be a finite number > 0, got inf"),
+        ({"sft_weight": float("inf")}, "sft_weight must be a finite number >= 0, got inf"),
         ({"loss_type": "sigmoid", "label_smoothing": 0.1}, "label_smoothing applies to loss_type='robust'"),
         ({"loss_type": "robust", "label_smoothing": 0.5}, "robust needs 0 <= label_smoothing < 0.5"),
         ({"reference": "none", "reference_model": "x"}, "reference-free"),

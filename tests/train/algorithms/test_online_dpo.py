@@ -98,8 +98,9 @@ def test_nothing_to_prefer_is_named(tmp_path: Path, capsys: pytest.CaptureFixtur
         ({"reference": "precomputed"}, "online DPO scores fresh pairs"),
         ({"group_size": 1}, "group_size must be at least 2"),
         ({"resample_every": 0}, "resample_every must be at least 1"),
-        ({"min_reward_gap": 0.0}, "min_reward_gap must be positive"),
-        ({"min_reward_gap": float("nan")}, "min_reward_gap must be positive"),
+        ({"min_reward_gap": 0.0}, "min_reward_gap must be a finite number > 0, got 0.0"),
+        ({"min_reward_gap": float("nan")}, "min_reward_gap must be a finite number > 0, got nan"),
+        ({"min_reward_gap": float("inf")}, "min_reward_gap must be a finite number > 0, got inf"),
     ],
 )
 def test_contradictory_configs_are_refused(tmp_path: Path, overrides: dict[str, Any], message: str) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["check_counts", "check_non_negative"]
+__all__ = ["check_counts", "check_non_negative", "check_positive"]
 
 
 def check_counts(**counts: int) -> None:
@@ -27,3 +27,10 @@ def check_non_negative(**values: float) -> None:
     for name, value in values.items():
         if not (math.isfinite(value) and value >= 0):
             raise ValueError(f"{name} must be a finite number >= 0, got {value}")
+
+
+def check_positive(**values: float) -> None:
+    """Raise ``ValueError`` naming the first of ``values`` that is not a finite number > 0."""
+    for name, value in values.items():
+        if not (math.isfinite(value) and value > 0):
+            raise ValueError(f"{name} must be a finite number > 0, got {value}")

@@ -59,7 +59,7 @@ from mrlm.train.generation.logprobs import token_logprobs
 from mrlm.train.loop import DistributedConfig, OptimConfig, RunConfig, TrainingSession
 from mrlm.train.loop.output_dir import check_output_dir
 from mrlm.train.policy import ModelConfig, load_policy
-from mrlm.train.setting_checks import check_counts
+from mrlm.train.setting_checks import check_counts, check_non_negative, check_positive
 from mrlm.train.sft.sources import Source, check_has_records, check_source
 
 #: The frozen reference policy's name in the session.
@@ -114,16 +114,14 @@ class PreferenceSettings:
     """DDP/FSDP, mixed precision (micro-batching is set by micro_batch_size)."""
 
     def __post_init__(self) -> None:
-        if not self.beta > 0:
-            raise ValueError(f"beta must be positive, got {self.beta}")
+        check_positive(beta=self.beta)
         if self.loss_type == "robust" and not 0.0 <= self.label_smoothing < 0.5:
             raise ValueError(f"robust needs 0 <= label_smoothing < 0.5, got {self.label_smoothing}")
         if self.loss_type != "robust" and self.label_smoothing != 0.0:
             raise ValueError(f"label_smoothing applies to loss_type='robust' only, not {self.loss_type!r}")
         if self.reference == "none" and self.reference_model:
             raise ValueError("reference='none' is reference-free: leave reference_model empty")
-        if not self.sft_weight >= 0:  # NaN too: it would only surface as a NaN loss
-            raise ValueError(f"sft_weight must be >= 0, got {self.sft_weight}")
+        check_non_negative(sft_weight=self.sft_weight)  # nan or inf would only surface as the loss
         if self.max_length < 2:
             raise ValueError(f"max_length must be at least 2, got {self.max_length}")
         check_counts(micro_batch_size=self.micro_batch_size)

@@ -42,6 +42,7 @@ from mrlm.train.loop import RunConfig, TrainingSession
 from mrlm.train.loop.output_dir import check_output_dir
 from mrlm.train.policy import load_policy
 from mrlm.train.rollout import Trajectory
+from mrlm.train.setting_checks import check_counts, check_positive
 from mrlm.train.sft.example import SFTExample
 
 
@@ -93,11 +94,13 @@ class OnlineDPOConfig(PreferenceSettings):
                 f"group_size must be at least 2 (a pair needs two replies), got {self.group_size}"
             )
         check_rollout_settings(self)
-        for name in ("prompts_per_round", "resample_every", "max_sampling_rounds", "batch_size"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
-        if not self.min_reward_gap > 0:  # NaN too: no group would ever make a pair
-            raise ValueError(f"min_reward_gap must be positive, got {self.min_reward_gap}")
+        check_counts(
+            prompts_per_round=self.prompts_per_round,
+            resample_every=self.resample_every,
+            max_sampling_rounds=self.max_sampling_rounds,
+            batch_size=self.batch_size,
+        )
+        check_positive(min_reward_gap=self.min_reward_gap)  # nan or inf: no group would ever make a pair
 
 
 @dataclass

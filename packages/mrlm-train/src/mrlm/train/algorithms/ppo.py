@@ -39,7 +39,6 @@ pure function of :mod:`mrlm.train.ops`:
 from __future__ import annotations
 
 import dataclasses
-import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -73,7 +72,7 @@ from mrlm.train.ops.rewards import clip_rewards, kl_penalised_rewards, rewards_o
 from mrlm.train.ops.value_loss import clipped_value_loss
 from mrlm.train.policy import Dtype, ModelConfig, load_policy
 from mrlm.train.rollout.batch import RolloutBatch, collate
-from mrlm.train.setting_checks import check_counts, check_non_negative
+from mrlm.train.setting_checks import check_counts, check_non_negative, check_positive
 from mrlm.train.value import (
     PolicyWithValueHead,
     causal_lm,
@@ -217,8 +216,7 @@ class PPOConfig:
             reward_clip=self.reward_clip,
             critic_learning_rate=self.critic_learning_rate,
         )
-        if not (math.isfinite(self.kl_horizon) and self.kl_horizon > 0):
-            raise ValueError(f"kl_horizon must be a finite number > 0, got {self.kl_horizon}")
+        check_positive(kl_horizon=self.kl_horizon)
         if self.kl_target > 0 and self.kl_in != "reward":
             raise ValueError('kl_target adapts the KL penalty of the reward: it needs kl_in="reward"')
         if self.critic == "value_head" and self.critic_model:
