@@ -112,8 +112,8 @@ def test_plain_self_play_logs_win_rates_and_no_opponent(tmp_path: Path) -> None:
     [
         ({"policies": "per_agent"}, "need policies='shared'"),
         ({"credit": "team"}, "use credit='agent'"),
-        ({"opponent_pool": -1}, "must be 0 \\(off\\) or positive"),
-        ({"eval_every": -2}, "must be 0 \\(off\\) or positive"),
+        ({"opponent_pool": -1}, r"^opponent_pool must be 0 \(off\) or positive, got -1$"),
+        ({"eval_every": -2}, r"^eval_every must be 0 \(off\) or positive, got -2$"),
         ({"snapshot_every": 0}, "^snapshot_every must be at least 1, got 0$"),
         ({"eval_tasks": 0}, "^eval_tasks must be at least 1, got 0$"),
     ],

@@ -131,7 +131,7 @@ class MultiAgentConfig:
     """The policy (shared), every agent's starting model (per_agent) unless agent_models names one,
     or the base every agent's adapter adapts (lora)."""
     agent_models: dict[str, str] = field(default_factory=dict)
-    """With per_agent: a model name or path for some agents, by agent name (others start from model)."""
+    """With per_agent: a model name or path for some agents, by agent name (others start from model); on the command line, names and models in turn: --agent-models first ./a second org/b."""
 
     group_size: int = 4
     """Samples per agent and task (compared with each other)."""

@@ -56,11 +56,9 @@ METRICS = ("win_rate/initial", "win_rate/rule", "opponent/snapshot_step")
 
 def check_settings(config: MultiAgentConfig) -> None:
     """Raise ValueError for self-play settings out of range or that do not fit the rest of ``config``."""
-    if config.opponent_pool < 0 or config.eval_every < 0:
-        raise ValueError(
-            f"opponent_pool and eval_every must be 0 (off) or positive, got {config.opponent_pool} and "
-            f"{config.eval_every}"
-        )
+    for name in ("opponent_pool", "eval_every"):
+        if getattr(config, name) < 0:
+            raise ValueError(f"{name} must be 0 (off) or positive, got {getattr(config, name)}")
     check_counts(snapshot_every=config.snapshot_every, eval_tasks=config.eval_tasks)
     if not (config.opponent_pool or config.eval_every):
         return
