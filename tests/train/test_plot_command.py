@@ -38,3 +38,22 @@ def test_plot_errors_name_the_problem(tmp_path: Path, capsys: pytest.CaptureFixt
     assert "metrics.jsonl does not exist" in capsys.readouterr().err
     assert main(["plot", str(_run_dir(tmp_path)), "--keys", "kl"]) == 1
     assert "none of ['kl']" in capsys.readouterr().err
+
+
+def test_plot_names_an_output_it_cannot_write_and_values_it_cannot_draw(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = _run_dir(tmp_path)
+    # A directory as --output was IsADirectoryError's traceback from savefig, after the drawing.
+    assert main(["plot", str(run), "--output", str(tmp_path)]) == 1
+    assert (
+        capsys.readouterr().err == f"mrlm-train plot: --output {str(tmp_path)!r} is a directory, not a file\n"
+    )
+    assert main(["plot", str(run), "--keys"]) == 1
+    assert capsys.readouterr().err == "mrlm-train plot: no metric to draw: name at least one with --keys\n"
+    # A value that is no number ended in numpy's "inhomogeneous shape" message, naming nothing.
+    with (run / "metrics.jsonl").open("a") as file:
+        file.write(json.dumps({"step": 21, "reward": [1, 2]}) + "\n")
+    assert main(["plot", str(run)]) == 1
+    assert capsys.readouterr().err.endswith("metrics.jsonl: step 21: 'reward' is not a number ([1, 2])\n")
+    assert not (run / "metrics.png").exists()

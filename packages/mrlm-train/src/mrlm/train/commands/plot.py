@@ -26,7 +26,9 @@ class PlotArgs:
 
 def run_plot(args: PlotArgs) -> int:
     """Write the PNG and print its path; 1 with a message when there is nothing to draw."""
+    from mrlm.train.loop.errors import OutputDirError
     from mrlm.train.loop.metrics import METRICS_FILE
+    from mrlm.train.loop.output_dir import check_output_file
     from mrlm.train.loop.plots import plot_metrics
 
     metrics = args.run_dir / METRICS_FILE
@@ -35,10 +37,14 @@ def run_plot(args: PlotArgs) -> int:
             f"mrlm-train plot: {metrics} does not exist (is {args.run_dir} a run directory?)", file=sys.stderr
         )
         return 1
+    output = args.output or args.run_dir / "metrics.png"
+    try:  # before drawing: a directory or an unwritable place was a traceback from savefig
+        check_output_file(output, "--output")
+    except OutputDirError as error:
+        print(f"mrlm-train plot: {error}", file=sys.stderr)
+        return 1
     try:
-        out = plot_metrics(
-            metrics, args.output or args.run_dir / "metrics.png", keys=args.keys, smooth=args.smooth
-        )
+        out = plot_metrics(metrics, output, keys=args.keys, smooth=args.smooth)
     except ValueError as error:
         print(f"mrlm-train plot: {error}", file=sys.stderr)
         return 1

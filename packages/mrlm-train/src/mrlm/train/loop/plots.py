@@ -25,10 +25,19 @@ def plot_metrics(
     """
     if smooth < 0:
         raise ValueError(f"smooth must be >= 0, got {smooth}")
+    if not keys:
+        raise ValueError("no metric to draw: name at least one with --keys")
     records = read_metrics(Path(metrics_jsonl))
     present = [key for key in keys if any(key in record for record in records)]
     if not present:
         raise ValueError(f"none of {list(keys)} is in {metrics_jsonl}")
+    for record in records:  # a value matplotlib cannot place would end in numpy's own message
+        for key in present:
+            value = record.get(key, 0.0)
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise ValueError(
+                    f"{metrics_jsonl}: step {record['step']}: {key!r} is not a number ({value!r:.60})"
+                )
     pyplot = _pyplot()
     figure, axes = pyplot.subplots(
         len(present), 1, sharex=True, figsize=(7, 2.6 * len(present)), squeeze=False
