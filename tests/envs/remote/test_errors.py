@@ -3,6 +3,7 @@ fails that call only, and the server keeps serving."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 import grpc
@@ -11,6 +12,7 @@ import pytest
 import mrlm.envs
 from mrlm.envs.registry import EnvArgumentError, UnknownEnvError
 from mrlm.envs.remote import (
+    Connection,
     RemoteAECEnv,
     RemoteArgumentError,
     RemoteEnv,
@@ -237,3 +239,33 @@ def test_step_stream_answers_each_batch_in_order(stub: env_pb2_grpc.EnvServiceSt
     replies = list(stub.StepStream(iter(batches), timeout=TIMEOUT_S))
     observations = [reply.results[0].state.agents[0].observation.text for reply in replies]
     assert observations[1:] == ["echo one", "echo two"] and observations[0].startswith("probe ")
+
+
+@pytest.mark.parametrize(
+    ("setting", "message"),
+    [
+        ({"timeout_s": float("nan")}, "timeout_s must be a finite number of seconds > 0, got nan"),
+        ({"timeout_s": float("inf")}, "timeout_s must be a finite number of seconds > 0, got inf"),
+        ({"timeout_s": -1.0}, "timeout_s must be a finite number of seconds > 0, got -1.0"),
+        ({"retries": -1}, "retries must be at least 0, got -1"),
+        ({"backoff_s": float("nan")}, "backoff_s must be a finite number of seconds >= 0, got nan"),
+        ({"max_message_bytes": 0}, "max_message_bytes must be at least 4096, got 0"),
+        (
+            {"keepalive_s": float("inf")},
+            "keepalive_s must be a finite number of seconds > 0, or None, got inf",
+        ),
+        ({"keepalive_s": 0.0}, "keepalive_s must be a finite number of seconds > 0, or None, got 0.0"),
+    ],
+)
+def test_connection_settings_out_of_range_are_refused_when_made(
+    address: str, setting: dict[str, float], message: str
+) -> None:
+    # Each was accepted: any deadline but a positive finite one failed every call with DEADLINE_EXCEEDED
+    # (an infinite one too), negative retries ended in AssertionError("unreachable"), a tiny message
+    # limit in RESOURCE_EXHAUSTED on the first reply, an infinite keepalive in OverflowError.
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        Connection(address, **setting)  # type: ignore[arg-type]
+    with Connection(address, timeout_s=30.0, retries=0, backoff_s=0.0) as connection:  # the edges are fine
+        env = RemoteEnv(connection, PROBE_ID)
+        env.reset(seed=0)
+        env.close()

@@ -15,6 +15,7 @@ Defaults come from the environment, so that ``mrlm.envs.make("grpc://...")`` nee
 
 from __future__ import annotations
 
+import math
 import os
 import queue
 import time
@@ -45,6 +46,10 @@ DEFAULT_KEEPALIVE_S = 10.0
 #: Largest message the client accepts: observations of many sessions may share one Batch reply.
 DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 
+#: The smallest ``max_message_bytes`` a connection takes: below it even the reply that opens a
+#: session (its spaces and first observation) would be refused.
+MIN_MESSAGE_BYTES = 4096
+
 
 class Connection:
     """A channel to one server, shared by any number of sessions and threads.
@@ -61,7 +66,7 @@ class Connection:
             or the system roots when None.
         tls_server_name: the name to check the server's certificate against, when it differs from the
             host dialled (e.g. a certificate for ``localhost`` served on ``127.0.0.1``).
-        timeout_s: deadline of each call, in seconds.
+        timeout_s: deadline of each call, in seconds (finite and above 0; a bad setting is refused here).
         retries: how many times an idempotent call is retried while the server is unavailable.
         backoff_s: first pause between retries; doubled each time, at most 2 s.
         max_message_bytes: largest reply accepted.
@@ -91,6 +96,7 @@ class Connection:
         coalesce: bool = False,
         keepalive_s: float | None = DEFAULT_KEEPALIVE_S,
     ) -> None:
+        _check_settings(timeout_s, retries, backoff_s, max_message_bytes, keepalive_s)
         target, scheme_tls = parse_address(address)
         self.address = address
         self.target = target
@@ -114,8 +120,6 @@ class Connection:
             ("grpc.use_local_subchannel_pool", 1),
         ]
         if keepalive_s is not None:
-            if not keepalive_s > 0:
-                raise ValueError(f"keepalive_s must be positive or None, got {keepalive_s}")
             milliseconds = max(1, round(keepalive_s * 1000))
             options += [
                 ("grpc.keepalive_time_ms", milliseconds),
@@ -291,6 +295,23 @@ class BatchStream:
         cancel = getattr(self._responses, "cancel", None)
         if callable(cancel):
             cancel()
+
+
+def _check_settings(
+    timeout_s: float, retries: int, backoff_s: float, max_message_bytes: int, keepalive_s: float | None
+) -> None:
+    """Raise ValueError naming a connection setting out of range. A nan, negative or infinite
+    deadline made every call fail with DEADLINE_EXCEEDED, and negative retries none run at all."""
+    if not (math.isfinite(timeout_s) and timeout_s > 0):
+        raise ValueError(f"timeout_s must be a finite number of seconds > 0, got {timeout_s}")
+    if retries < 0:
+        raise ValueError(f"retries must be at least 0, got {retries}")
+    if not (math.isfinite(backoff_s) and backoff_s >= 0):
+        raise ValueError(f"backoff_s must be a finite number of seconds >= 0, got {backoff_s}")
+    if max_message_bytes < MIN_MESSAGE_BYTES:
+        raise ValueError(f"max_message_bytes must be at least {MIN_MESSAGE_BYTES}, got {max_message_bytes}")
+    if keepalive_s is not None and not (math.isfinite(keepalive_s) and keepalive_s > 0):
+        raise ValueError(f"keepalive_s must be a finite number of seconds > 0, or None, got {keepalive_s}")
 
 
 def connect(address: str | Connection) -> tuple[Connection, bool]:
