@@ -25,6 +25,7 @@ from mrlm.envs.class_completion.scoring import balance, team_score
 from mrlm.envs.class_completion.tasks import ClassTask
 from mrlm.envs.core.game import PendingRound
 from mrlm.envs.core.multi_agent import Outcome
+from mrlm.envs.core.numbers import finite_float
 from mrlm.envs.core.sandboxed import Judging, SandboxedTasks
 
 #: What ``records`` accepts: ClassEval records (a JSON or JSONL path, a list of dicts, a Dataset) or tasks.
@@ -61,14 +62,15 @@ class ClassCompletionGame(SandboxedTasks[ClassTask]):
         super().__init__(tasks, judging)
         if assignment not in ASSIGNMENTS:
             raise ValueError(f"assignment must be one of {ASSIGNMENTS}, got {assignment!r}")
-        if not idle_penalty >= 0 or not overwrite_penalty >= 0:
-            raise ValueError("idle_penalty and overwrite_penalty must be >= 0")
+        self.idle_penalty = finite_float("idle_penalty", idle_penalty)
+        self.overwrite_penalty = finite_float("overwrite_penalty", overwrite_penalty)
+        for name in ("idle_penalty", "overwrite_penalty"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
         self.agents = tuple(agents)
         self.assignment = assignment
         self.max_turns = max_turns
         self.weights = dict(weights)
-        self.idle_penalty = float(idle_penalty)
-        self.overwrite_penalty = float(overwrite_penalty)
         self.dealt: dict[str, str] = {}
         self.ledger = Ledger()
         self.turn = 0

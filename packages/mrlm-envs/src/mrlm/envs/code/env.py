@@ -14,6 +14,7 @@ from mrlm.envs.code.problems import builtin_tasks
 from mrlm.envs.code.program import Program, build_program
 from mrlm.envs.code.records import TaskSource, check_unique, load_tasks
 from mrlm.envs.code.tasks import CodeTask
+from mrlm.envs.core.numbers import finite_float
 from mrlm.envs.core.sandboxed import Judging, SandboxedTasks
 from mrlm.envs.core.text_env import Feedback, TextEnv
 from mrlm.envs.sandbox import Sandbox
@@ -127,7 +128,7 @@ class CodeEnv(SandboxedTasks[CodeTask], TextEnv):
     ) -> None:
         judging = Judging(time_limit_s, test_time_limit_s, memory_limit_mb, feedback_chars, sandbox)
         super().__init__(_as_tasks(records), judging, max_turns=max_turns, render_mode=render_mode)
-        self.all_pass_bonus = float(all_pass_bonus)
+        self.all_pass_bonus = finite_float("all_pass_bonus", all_pass_bonus)
         self.outcome_rewards = {
             "syntax_error": float(syntax_error_reward),
             "timeout": float(timeout_reward),

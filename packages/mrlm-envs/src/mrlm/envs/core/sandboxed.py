@@ -11,6 +11,7 @@ pickled copy uses the process's shared one.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
@@ -41,8 +42,17 @@ class Judging:
     sandbox: Sandbox | None = None
 
     def __post_init__(self) -> None:
-        if not self.time_limit_s > 0 or not self.test_time_limit_s > 0:
-            raise ValueError("time_limit_s and test_time_limit_s must be positive")
+        for name in ("time_limit_s", "test_time_limit_s"):
+            value = getattr(self, name)
+            if not (isinstance(value, int | float) and math.isfinite(value) and value > 0):
+                raise ValueError(f"{name} must be a finite number of seconds > 0, got {value!r}")
+        if (
+            isinstance(self.memory_limit_mb, bool)
+            or not isinstance(self.memory_limit_mb, int)
+            or self.memory_limit_mb < 1
+        ):
+            # Named as the env argument, not as the sandbox's Limits.memory_bytes it becomes.
+            raise ValueError(f"memory_limit_mb must be an int of at least 1, got {self.memory_limit_mb!r}")
         if self.feedback_chars < 40:
             raise ValueError(f"feedback_chars must be at least 40, got {self.feedback_chars}")
 

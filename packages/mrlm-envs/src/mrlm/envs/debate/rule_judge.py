@@ -36,6 +36,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from mrlm.envs.core.numbers import finite_float
 from mrlm.envs.debate.judging import Verdict, check_tie_margin, decide
 from mrlm.envs.debate.text import (
     content_words,
@@ -157,7 +158,7 @@ class RuleBasedJudge:
     def __init__(self, *, penalty: float = 0.5, tie_margin: float = 0.0) -> None:
         if not 0.0 <= penalty <= 1.0:
             raise ValueError(f"penalty must lie in [0, 1], got {penalty!r}")
-        self.penalty = float(penalty)
+        self.penalty = finite_float("penalty", penalty)
         self.tie_margin = check_tie_margin(tie_margin)
 
     def score_turn(self, motion: str, transcript: Sequence[Turn], index: int) -> TurnScore:

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from mrlm.envs.core.numbers import finite_float
 from mrlm.envs.core.task_choice import choose_task
 from mrlm.envs.core.text_env import Feedback, TextEnv
 from mrlm.envs.math.answers import ANSWER_WINDOW, extract
@@ -119,7 +120,7 @@ class MathEnv(TextEnv):
         super().__init__(max_turns=max_turns, render_mode=render_mode)
         if level is not None and level not in LEVELS:
             raise ValueError(f"level must be one of {LEVELS} or None, got {level!r}")
-        if not verify_timeout > 0:
+        if not finite_float("verify_timeout", verify_timeout) > 0:
             raise ValueError(f"verify_timeout must be positive, got {verify_timeout!r}")
         if not isinstance(answer_window, int) or answer_window < 1:
             raise ValueError(f"answer_window must be a positive int, got {answer_window!r}")
@@ -130,10 +131,10 @@ class MathEnv(TextEnv):
             if level is not None or topics is not None:
                 raise ValueError("level and topics select generated tasks; with records, leave them None")
             self.records = load_records(records)
-        self.correct_reward = float(correct_reward)
-        self.format_reward = float(format_reward)
+        self.correct_reward = finite_float("correct_reward", correct_reward)
+        self.format_reward = finite_float("format_reward", format_reward)
         self.percent_as_fraction = bool(percent_as_fraction)
-        self.verify_timeout = float(verify_timeout)
+        self.verify_timeout = finite_float("verify_timeout", verify_timeout)
         self.answer_window = answer_window
         self.task: MathTask | None = None
 

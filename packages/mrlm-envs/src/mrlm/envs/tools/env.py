@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from mrlm.envs.core.numbers import finite_float
 from mrlm.envs.core.text_env import Feedback, TextEnv
 from mrlm.envs.sandbox import Limits, Sandbox
 from mrlm.envs.tools.answers import answer_matches
@@ -179,10 +180,10 @@ class ToolUseEnv(TextEnv):
             raise ValueError("max_calls_per_reply must be >= 1 and call_budget >= 0")
         self.max_calls_per_reply = max_calls_per_reply
         self.rewards = RewardConfig(
-            float(correct_reward),
-            float(tool_bonus),
-            float(malformed_penalty),
-            float(over_budget_penalty),
+            finite_float("correct_reward", correct_reward),
+            finite_float("tool_bonus", tool_bonus),
+            finite_float("malformed_penalty", malformed_penalty),
+            finite_float("over_budget_penalty", over_budget_penalty),
             call_budget,
         )
         # Lookup tasks come from the documents; a custom backend without documents asks none.
