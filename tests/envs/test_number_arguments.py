@@ -8,6 +8,7 @@ it) or refused with a message that named no argument ("could not convert string 
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pytest
 
@@ -35,7 +36,7 @@ from mrlm.envs.core.numbers import finite_float
     ],
 )
 def test_a_number_argument_out_of_range_is_refused_by_name(
-    env_id: str, kwargs: dict[str, object], message: str
+    env_id: str, kwargs: dict[str, Any], message: str
 ) -> None:
     with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
         mrlm.envs.make(env_id, **kwargs)
