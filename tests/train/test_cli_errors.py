@@ -6,6 +6,7 @@ import json
 import os
 import pickle
 import shlex
+import socket
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -496,3 +497,20 @@ def test_the_console_exits_with_status_1_and_one_line(tmp_path: Path) -> None:
     assert result.returncode == 1
     assert result.stderr.startswith("mrlm-train grpo: ModelNotFoundError: model path ")
     assert result.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("command", ["grpo", "ppo", "online-dpo"])
+def test_an_env_no_one_answers_to_fails_before_the_model_loads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    # Both were found only when the rollout built its first env, after the model (minutes for a real one).
+    for module in ("grpo", "ppo", "online_dpo"):
+        monkeypatch.setattr(f"mrlm.train.algorithms.{module}.load_policy", _no_loading)
+    with socket.socket() as probe:  # a port nothing listens on once the probe is closed
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    run = ["--run.output-dir", str(tmp_path / "run"), "--dist.cpu"]
+    assert main([command, "--env-id", "mrlm/Nope-v0", *run]) == 1
+    assert "UnknownEnvError: unknown env id 'mrlm/Nope-v0'" in capsys.readouterr().err
+    assert main([command, "--env-id", f"grpc://127.0.0.1:{port}/mrlm/Math-v0", *run]) == 1
+    assert f"ServerUnavailableError: ListEnvs on grpc://127.0.0.1:{port} failed" in capsys.readouterr().err

@@ -34,7 +34,13 @@ from mrlm.train.algorithms.dpo import (
     preference_step,
     reference_for,
 )
-from mrlm.train.algorithms.onpolicy import Engine, TaskSeeds, check_rollout_settings, rollout_for
+from mrlm.train.algorithms.onpolicy import (
+    Engine,
+    TaskSeeds,
+    check_rollout_envs,
+    check_rollout_settings,
+    rollout_for,
+)
 from mrlm.train.algorithms.sft import EpochSampler
 from mrlm.train.dpo import PreferencePair
 from mrlm.train.generation import HFGenerator
@@ -116,6 +122,7 @@ class Round:
 def train(config: OnlineDPOConfig) -> Path:
     """Run online DPO as configured; return the directory of the final model (``save_pretrained`` format)."""
     check_output_dir(config.run.output_dir)  # before the model loads, which may take minutes
+    check_rollout_envs(config)  # an unknown id, or a server that is not there, as early
     model, tokenizer = load_policy(config.model)
     copy = config.reference == "model" and not adapters_off(config)
     frozen = {REFERENCE: load_reference(config)} if copy else {}

@@ -37,6 +37,7 @@ from mrlm.train.loop import RunConfig, TrainingSession
 from mrlm.train.loop.cpu_threads import independent_cpu_models, side_by_side
 from mrlm.train.mixture import EnvMixture, MixedRolloutEngine, parse_mixture
 from mrlm.train.rollout import RolloutBatch, RolloutEngine, Trajectory
+from mrlm.train.rollout.envs import check_env_id
 from mrlm.train.setting_checks import check_counts
 from mrlm.train.task_seeds import training_seed_base
 
@@ -499,6 +500,18 @@ def run_task_seeds(config: SamplingSettings, session: TrainingSession) -> TaskSe
     return TaskSeeds(
         base=training_seed_base(config.run.seed), rank=session.rank, world_size=session.world_size
     )
+
+
+def check_rollout_envs(config: RolloutSettings) -> None:
+    """Raise for an env id of ``config`` (its ``env_id``, or each env of its ``env_mixture``) that
+    no env answers to, before any model loads (see :func:`~mrlm.train.rollout.envs.check_env_id`)."""
+    ids = (
+        [entry.env_id for entry in parse_mixture(config.env_mixture)]
+        if config.env_mixture
+        else [config.env_id]
+    )
+    for env_id in ids:
+        check_env_id(env_id)
 
 
 def rollout_for(

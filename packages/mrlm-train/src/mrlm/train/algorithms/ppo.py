@@ -53,6 +53,7 @@ from mrlm.train.algorithms.onpolicy import (
     Rows,
     StopFn,
     TaskSeeds,
+    check_rollout_envs,
     check_rollout_settings,
     parse_env_kwargs,
     rollout_for,
@@ -401,6 +402,7 @@ def train(config: PPOConfig) -> Path:
     """Run PPO as configured; return the directory of the final model(s) (``final/`` with a value
     head, ``final/policy`` and ``final/critic`` with a separate critic)."""
     check_output_dir(config.run.output_dir)  # before the models load, which may take minutes
+    check_rollout_envs(config)  # an unknown id, or a server that is not there, as early
     models, frozen, tokenizer = load_models(config)
     optim: dict[str, OptimConfig] = {POLICY: config.optim}
     if CRITIC in models:

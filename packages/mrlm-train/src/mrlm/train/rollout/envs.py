@@ -51,6 +51,19 @@ def env_factory(
     return make
 
 
+def check_env_id(env: str) -> None:
+    """Raise what building ``env`` would raise for an id no env answers to: ``UnknownEnvError`` for
+    an id neither MRLM nor gymnasium has registered, the remote errors for a server that is not
+    there or does not host it. Called before a model loads, which may take minutes."""
+    import mrlm.envs
+
+    try:
+        mrlm.envs.env_entry(env)
+    except mrlm.envs.UnknownEnvError:
+        if env not in gymnasium.registry:
+            raise
+
+
 def kind_of(env: object) -> EnvKind:
     """The API ``env`` offers; TypeError for anything else."""
     if isinstance(env, AECEnv):
