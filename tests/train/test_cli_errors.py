@@ -147,7 +147,7 @@ def test_an_output_file_that_cannot_be_written_fails_before_playing(
         # /proc takes no new file, though root passes its permission bits (others fail on them)
         "refusing-new-files": (
             Path("/proc/mrlm-e.jsonl"),
-            "its directory refuses new files" if os.geteuid() == 0 else "is not writable",
+            "refuses new files" if os.geteuid() == 0 else "is not writable",
         ),
     }[where]
     argv = [command, "--model", "tiny", "--env-id", "mrlm/Math-v0", "-n", "2", "-o", str(output)]
@@ -514,3 +514,15 @@ def test_an_env_no_one_answers_to_fails_before_the_model_loads(
     assert "UnknownEnvError: unknown env id 'mrlm/Nope-v0'" in capsys.readouterr().err
     assert main([command, "--env-id", f"grpc://127.0.0.1:{port}/mrlm/Math-v0", *run]) == 1
     assert f"ServerUnavailableError: ListEnvs on grpc://127.0.0.1:{port} failed" in capsys.readouterr().err
+
+
+def test_a_run_dir_where_no_file_can_be_made_fails_before_the_model_loads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Root passes the permission bits of /proc (or of a root-squashed share), so the run directory
+    # was refused only once the model had loaded and the run made its first file (others fail on the bits).
+    monkeypatch.setattr("mrlm.train.algorithms.grpo.load_policy", _no_loading)
+    assert main(_grpo(Path("/proc/mrlm-run"))) == 1
+    error = _one_line(capsys, "mrlm-train grpo: OutputDirError: ")
+    refused = "cannot be created: '/proc' refuses new files" if os.geteuid() == 0 else "is not writable"
+    assert f"run.output_dir '/proc/mrlm-run' {refused}" in error

@@ -28,6 +28,13 @@ def check_output_dir(output_dir: str | Path, setting: str = "run.output_dir") ->
     if not os.access(existing, os.W_OK | os.X_OK):
         where = "" if existing == path else f" ({str(existing)!r}, where it would be created)"
         raise OutputDirError(f"{setting} {str(path)!r} is not writable{where}")
+    refusal = _refusal_of_new_files(existing)
+    if refusal is not None:
+        if existing == path:
+            raise OutputDirError(f"{setting} {str(path)!r} refuses new files ({refusal})")
+        raise OutputDirError(
+            f"{setting} {str(path)!r} cannot be created: {str(existing)!r} refuses new files ({refusal})"
+        )
 
 
 def check_output_file(path: str | Path, setting: str) -> None:
@@ -46,12 +53,21 @@ def check_output_file(path: str | Path, setting: str) -> None:
         ) from None
     if file.exists() and not os.access(file, os.W_OK):
         raise OutputDirError(f"{setting} {str(file)!r} is not writable")
-    # Permission bits do not tell everything (root passes them, yet /proc or a root-squashed NFS share
-    # refuse new files): a nameless file made and dropped at once says for sure.
-    try:
-        with tempfile.TemporaryFile(dir=file.parent):
-            pass
-    except OSError as error:
+    refusal = _refusal_of_new_files(file.parent)
+    if refusal is not None:
         raise OutputDirError(
-            f"{setting} {str(file)!r} cannot be written: its directory refuses new files ({error.strerror})"
-        ) from None
+            f"{setting} {str(file)!r} cannot be written: its directory refuses new files ({refusal})"
+        )
+
+
+def _refusal_of_new_files(directory: Path) -> str | None:
+    """Why ``directory`` takes no new file (the system's words), or None when it takes one.
+
+    Permission bits do not tell everything (root passes them, yet /proc or a root-squashed NFS share
+    refuse new files): a nameless file made and dropped at once says for sure, and leaves nothing.
+    """
+    try:
+        with tempfile.TemporaryFile(dir=directory):
+            return None
+    except OSError as error:
+        return error.strerror or str(error)
