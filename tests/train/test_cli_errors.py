@@ -242,6 +242,8 @@ def test_sampling_settings_out_of_range_are_refused_while_parsing(
         ),
         (["dpo", "--data", "x.jsonl", "--batch-size", "0"], "batch_size must be at least 1, got 0"),
         (["grpo", "--model.lora-alpha", "0"], "lora_alpha must be at least 1, got 0"),
+        (["sft", "--data", "x.jsonl", "--epochs", "inf"], "epochs must be a finite number > 0"),
+        (["sft", "--data", "x.jsonl", "--min-reward", "nan"], "min_reward must be finite"),
         (["magrpo", "--model.lora-dropout", "nan"], "lora_dropout must be in [0, 1), got nan"),
         (["grpo", "--model.lora-dropout", "1"], "lora_dropout must be in [0, 1), got 1.0"),
     ],

@@ -177,7 +177,7 @@ def test_sampler_visits_every_example_once_per_epoch_and_resumes_from_its_cursor
         ({"max_length": 1}, "max_length must be at least 2"),
         ({"batch_size": 0}, "must be at least 1"),
         ({"micro_batch_size": 8}, "larger than batch_size"),
-        ({"epochs": 0.0}, "epochs must be positive"),
+        ({"epochs": 0.0}, "epochs must be a finite number > 0"),
         ({"dist": DistributedConfig(gradient_accumulation_steps=2)}, "gradient_accumulation_steps at 1"),
     ],
 )

@@ -96,8 +96,15 @@ class SFTConfig:
             raise ValueError(
                 f"micro_batch_size ({self.micro_batch_size}) is larger than batch_size ({self.batch_size})"
             )
-        if self.epochs is not None and not self.epochs > 0:
-            raise ValueError(f"epochs must be positive (or None to use run.max_steps), got {self.epochs}")
+        if self.epochs is not None and not (math.isfinite(self.epochs) and self.epochs > 0):
+            raise ValueError(
+                f"epochs must be a finite number > 0 (or None to use run.max_steps), got {self.epochs}"
+            )
+        if self.min_reward is not None and not math.isfinite(self.min_reward):
+            # nan keeps no trajectory, infinity none or all: never what was meant
+            raise ValueError(
+                f"min_reward must be finite (or None to keep every trajectory), got {self.min_reward}"
+            )
         if self.dist.gradient_accumulation_steps != 1:
             raise ValueError(
                 "SFT splits each batch into micro-batches of micro_batch_size; leave "
