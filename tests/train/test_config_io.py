@@ -12,6 +12,7 @@ import pytest
 
 from mrlm.train.algorithms.grpo import GRPOConfig
 from mrlm.train.algorithms.sft import SFTConfig
+from mrlm.train.cli import main
 from mrlm.train.config_io import ConfigError, from_dict, load_mapping
 
 
@@ -103,3 +104,60 @@ def test_an_endless_pipe_is_refused_past_the_size_bound(
     with pytest.raises(ConfigError, match="larger than"):
         load_mapping(pipe)
     writer.join(timeout=10)
+
+
+def _captured_grpo(monkeypatch: pytest.MonkeyPatch) -> list[GRPOConfig]:
+    """The configs `mrlm-train grpo` would train with; nothing trains."""
+    seen: list[GRPOConfig] = []
+
+    def train(config: GRPOConfig) -> Path:
+        seen.append(config)
+        return Path("final")
+
+    monkeypatch.setattr("mrlm.train.algorithms.grpo.train", train)
+    return seen
+
+
+def test_a_flag_replaces_a_value_of_the_file_that_its_check_refuses(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The file was checked as the defaults, before the flags applied, so the flag meant to fix it
+    # never got the chance: "ConfigError: run.yaml: kl_coef must be a finite number >= 0, got inf".
+    seen = _captured_grpo(monkeypatch)
+    config = tmp_path / "run.yaml"
+    config.write_text("kl_coef: .inf\nrun:\n  max_steps: -3\n  output_dir: out\n")
+    assert main(["grpo", "--config", str(config), "--kl-coef", "0.05", "--run.max-steps", "2"]) == 0
+    assert (seen[0].kl_coef, seen[0].run.max_steps, seen[0].run.output_dir) == (0.05, 2, "out")
+    assert (
+        main(["train", "--config", str(_with_algorithm(config)), "--kl-coef", "0", "--run.max-steps", "1"])
+        == 0
+    )
+    assert (seen[1].kl_coef, seen[1].run.max_steps) == (0.0, 1)
+    capsys.readouterr()
+
+
+def test_a_value_of_the_file_that_no_flag_replaces_is_still_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    seen = _captured_grpo(monkeypatch)
+    config = tmp_path / "run.yaml"
+    config.write_text("kl_coef: .inf\nrun:\n  max_steps: -3\n")
+    with pytest.raises(SystemExit) as exit_:  # another flag: tyro refuses the built config
+        main(["grpo", "--config", str(config), "--kl-coef", "0"])
+    assert exit_.value.code == 2
+    assert "max_steps must be >= 1, got -3" in " ".join(
+        capsys.readouterr().err.replace("\u2502", " ").split()
+    )
+    assert main(["grpo", "--config", str(config)]) == 1  # no flag: the file's error, naming the file
+    assert capsys.readouterr().err.startswith(f"mrlm-train grpo: ConfigError: {config}.run: max_steps")
+    assert not seen
+    # Keys and types are still checked at once, flags or not.
+    config.write_text("kl_coeff: 0.1\n")
+    assert main(["grpo", "--config", str(config), "--kl-coef", "0"]) == 1
+    assert "unknown key 'kl_coeff'" in capsys.readouterr().err
+
+
+def _with_algorithm(config: Path) -> Path:
+    train_file = config.with_name("train.yaml")
+    train_file.write_text("algorithm: grpo\n" + config.read_text())
+    return train_file

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from typing import Annotated, Any, NoReturn, Union
 
@@ -14,7 +15,7 @@ from mrlm.train.algorithms.online_dpo import NoPreferencePairsError
 from mrlm.train.commands import COMMANDS
 from mrlm.train.commands.train_file import COMMAND as TRAIN
 from mrlm.train.commands.train_file import algorithm_config, resolve_train, train_help
-from mrlm.train.config_io import ConfigError, load_config
+from mrlm.train.config_io import ConfigError, checks_deferred, load_config
 from mrlm.train.dpo import PreferenceDataError
 from mrlm.train.evaluation.play import DeviceError, EnvFailedError
 from mrlm.train.generation.memory import GenerationMemoryError
@@ -147,9 +148,13 @@ def _config_defaults(argv: list[str]) -> tuple[list[str], dict[str, Any]]:
             rest.append(arg)
     name = next((a for a in rest if not a.startswith("-")), None)
     assert path is not None
+    # With flags after the file, a value the file gets wrong may be one they replace: the config
+    # built from both is checked instead (tyro names the setting if it is still wrong).
+    deferred = checks_deferred() if any(arg.startswith("-") for arg in rest) else contextlib.nullcontext()
     if name == TRAIN:
         try:
-            algorithm, rest, defaults = resolve_train(rest, path, {c.name: c.args for c in COMMANDS})
+            with deferred:
+                algorithm, rest, defaults = resolve_train(rest, path, {c.name: c.args for c in COMMANDS})
         except ConfigError as error:
             error.command = TRAIN
             raise
@@ -160,9 +165,10 @@ def _config_defaults(argv: list[str]) -> tuple[list[str], dict[str, Any]]:
             f"{PROG}: --config needs a subcommand that takes one, such as `{PROG} grpo --config run.yaml`"
         )
     try:
-        if command.name in ALGORITHMS:
-            return rest, {command.name: algorithm_config(command.name, path, command.args)}
-        return rest, {command.name: load_config(command.args, path)}
+        with deferred:
+            if command.name in ALGORITHMS:
+                return rest, {command.name: algorithm_config(command.name, path, command.args)}
+            return rest, {command.name: load_config(command.args, path)}
     except ConfigError as error:
         error.command = command.name
         raise

@@ -7,6 +7,7 @@ name the key's path and the closest field, so a typo never passes silently.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import dataclasses
 import difflib
 import json
@@ -22,6 +23,24 @@ T = TypeVar("T")
 
 # Field types whose YAML values are checked and converted (a wrong one would fail much later).
 _SCALARS = (bool, int, float)
+
+
+#: Set by :func:`checks_deferred`: a file's values that a config's own check refuses are kept as they
+#: are, for flags of the same command line to replace before the config is built (and checked) again.
+_DEFERRED: contextvars.ContextVar[bool] = contextvars.ContextVar("mrlm_config_checks_deferred", default=False)
+
+
+@contextlib.contextmanager
+def checks_deferred() -> typing.Iterator[None]:
+    """Within it, :func:`from_dict` returns an instance whose own checks (``__post_init__``) refused
+    the file's values unchecked, rather than raising: the command line's flags come after the file,
+    and the config tyro builds from both is checked then. Unknown keys and values of the wrong type
+    still raise."""
+    token = _DEFERRED.set(True)
+    try:
+        yield
+    finally:
+        _DEFERRED.reset(token)
 
 
 class ConfigError(ValueError):
@@ -95,7 +114,26 @@ def from_dict(cls: type[T], data: dict[str, Any], *, where: str = "config") -> T
     try:
         return cls(**values)
     except (TypeError, ValueError) as error:
+        if isinstance(error, ValueError) and not isinstance(error, ConfigError) and _DEFERRED.get():
+            return _unchecked(cls, values)
         raise ConfigError(f"{where}: {error}") from None
+
+
+def _unchecked(cls: type[T], values: dict[str, Any]) -> T:
+    """An instance of the dataclass ``cls`` holding ``values`` (defaults for the rest), built without
+    its ``__post_init__``: only as the defaults of a command line, whose result is built and checked."""
+    instance = object.__new__(cls)
+    for field in dataclasses.fields(cls):  # type: ignore[arg-type]
+        if field.name in values:
+            value = values[field.name]
+        elif field.default is not dataclasses.MISSING:
+            value = field.default
+        elif field.default_factory is not dataclasses.MISSING:
+            value = field.default_factory()
+        else:
+            raise ConfigError(f"{cls.__name__}: {field.name} is required")
+        object.__setattr__(instance, field.name, value)  # frozen dataclasses too
+    return instance
 
 
 def _convert(hint: Any, value: Any, where: str) -> Any:
