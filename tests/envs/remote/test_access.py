@@ -128,6 +128,8 @@ def test_server_settings_come_from_the_environment(monkeypatch: pytest.MonkeyPat
         ("server.crt", "server.crt", r"--tls-key '.*server\.crt' is not a PEM private key"),
         ("server.key", "server.key", r"--tls-cert '.*server\.key' is not a PEM certificate chain"),
         ("server.crt", "missing.key", r"--tls-key '.*missing\.key': No such file or directory"),
+        # read whole, /dev/zero never ended
+        ("/dev/zero", "server.key", r"--tls-cert '/dev/zero' is not a regular file"),
     ],
 )
 @pytest.mark.parametrize("processes", ["1", "2"])

@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 import signal
 import ssl
+import stat
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -217,6 +219,10 @@ def serve(config: ServerConfig | None = None, **fields: Any) -> EnvServer:
     return EnvServer(config).start()
 
 
+#: The largest ``--tls-cert`` or ``--tls-key`` file read: a certificate chain is a few kilobytes.
+MAX_TLS_FILE_BYTES = 1 << 20
+
+
 def read_tls_pair(cert: str, key: str) -> tuple[bytes, bytes]:
     """The PEM private key and certificate chain of ``--tls-key`` and ``--tls-cert``, as gRPC takes them.
 
@@ -229,10 +235,7 @@ def read_tls_pair(cert: str, key: str) -> tuple[bytes, bytes]:
         ("--tls-key", key, b"PRIVATE KEY-----", "a PEM private key"),
         ("--tls-cert", cert, b"-----BEGIN CERTIFICATE-----", "a PEM certificate chain"),
     ):
-        try:
-            text = Path(path).read_bytes()
-        except OSError as error:
-            raise OSError(f"{flag} {path!r}: {error.strerror or error}") from None
+        text = _read_small_file(flag, path)
         if marker not in text:
             raise OSError(f"{flag} {path!r} is not {kind}")
         texts.append(text)
@@ -250,6 +253,22 @@ def read_tls_pair(cert: str, key: str) -> tuple[bytes, bytes]:
         )
         raise OSError(f"--tls-cert {cert!r} and --tls-key {key!r}: {reason}") from None
     return texts[0], texts[1]
+
+
+def _read_small_file(flag: str, path: str) -> bytes:
+    """The bytes of the regular file ``path`` (``flag``'s value), or OSError in one line naming both:
+    a device such as /dev/zero, or a pipe, would be read without end."""
+    try:
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(f"{flag} {path!r} is not a regular file")
+        if info.st_size > MAX_TLS_FILE_BYTES:
+            raise OSError(f"{flag} {path!r} is larger than {MAX_TLS_FILE_BYTES} bytes, so not a PEM file")
+        return Path(path).read_bytes()
+    except OSError as error:
+        if error.errno is None:  # one of the above
+            raise
+        raise OSError(f"{flag} {path!r}: {error.strerror or error}") from None
 
 
 def run(
