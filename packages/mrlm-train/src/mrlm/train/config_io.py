@@ -124,14 +124,13 @@ def _unchecked(cls: type[T], values: dict[str, Any]) -> T:
     its ``__post_init__``: only as the defaults of a command line, whose result is built and checked."""
     instance = object.__new__(cls)
     for field in dataclasses.fields(cls):  # type: ignore[arg-type]
+        # A required field the file leaves out never comes here: cls(**values) raised TypeError.
         if field.name in values:
             value = values[field.name]
         elif field.default is not dataclasses.MISSING:
             value = field.default
-        elif field.default_factory is not dataclasses.MISSING:
-            value = field.default_factory()
         else:
-            raise ConfigError(f"{cls.__name__}: {field.name} is required")
+            value = field.default_factory()  # type: ignore[operator]
         object.__setattr__(instance, field.name, value)  # frozen dataclasses too
     return instance
 

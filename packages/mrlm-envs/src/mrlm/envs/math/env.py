@@ -120,7 +120,8 @@ class MathEnv(TextEnv):
         super().__init__(max_turns=max_turns, render_mode=render_mode)
         if level is not None and level not in LEVELS:
             raise ValueError(f"level must be one of {LEVELS} or None, got {level!r}")
-        if not finite_float("verify_timeout", verify_timeout) > 0:
+        timeout = finite_float("verify_timeout", verify_timeout)
+        if not timeout > 0:
             raise ValueError(f"verify_timeout must be positive, got {verify_timeout!r}")
         if not isinstance(answer_window, int) or answer_window < 1:
             raise ValueError(f"answer_window must be a positive int, got {answer_window!r}")
@@ -134,7 +135,7 @@ class MathEnv(TextEnv):
         self.correct_reward = finite_float("correct_reward", correct_reward)
         self.format_reward = finite_float("format_reward", format_reward)
         self.percent_as_fraction = bool(percent_as_fraction)
-        self.verify_timeout = finite_float("verify_timeout", verify_timeout)
+        self.verify_timeout = timeout
         self.answer_window = answer_window
         self.task: MathTask | None = None
 

@@ -69,6 +69,7 @@ from mrlm.train.algorithms.onpolicy import (
     update_parts,
 )
 from mrlm.train.algorithms.ppo import (
+    check_critic_settings,
     chunked_without_grad,
     epoch_shuffle,
     global_explained_variance,
@@ -89,7 +90,7 @@ from mrlm.train.rollout import RolloutEngine
 from mrlm.train.rollout.batch import RolloutBatch, collate
 from mrlm.train.rollout.envs import EnvFactory
 from mrlm.train.self_play import DEBATE_SLOGAN
-from mrlm.train.setting_checks import check_counts, check_non_negative
+from mrlm.train.setting_checks import check_counts
 from mrlm.train.value import PolicyWithValueHead
 
 #: The prefix of each agent's separate critic in the session (``critic_<agent>``).
@@ -204,16 +205,7 @@ class IPPOConfig(MultiAgentConfig):
                 "advantages come from each agent's critic (GAE) and its loss is PPO's"
             )
 
-        if not (0.0 <= self.gamma <= 1.0 and 0.0 <= self.lam <= 1.0):
-            raise ValueError(f"gamma and lam must be in [0, 1], got {self.gamma} and {self.lam}")
-        # clip_low and clip_high: checked by MultiAgentConfig.
-        check_non_negative(
-            value_clip_range=self.value_clip_range,
-            vf_coef=self.vf_coef,
-            entropy_coef=self.entropy_coef,
-            target_kl=self.target_kl,
-            critic_learning_rate=self.critic_learning_rate,
-        )
+        check_critic_settings(self)  # clip_low and clip_high: checked by MultiAgentConfig
         check_counts(mini_batch_size=self.mini_batch_size)
         if self.critic == "value_head" and self.critic_model:
             raise ValueError('critic_model names a separate value model: it needs critic="model"')

@@ -203,20 +203,10 @@ class PPOConfig:
             micro_batch_size=self.micro_batch_size,
         )
         check_rollout_settings(self)
-        if not (0.0 <= self.gamma <= 1.0 and 0.0 <= self.lam <= 1.0):
-            raise ValueError(f"gamma and lam must be in [0, 1], got {self.gamma} and {self.lam}")
+        check_critic_settings(self)
         if not 0 < self.clip_range < 1:  # the ratio's clip interval must hold 1 and stay above 0
             raise ValueError(f"clip_range must be in (0, 1), got {self.clip_range}")
-        check_non_negative(
-            value_clip_range=self.value_clip_range,
-            vf_coef=self.vf_coef,
-            entropy_coef=self.entropy_coef,
-            kl_coef=self.kl_coef,
-            kl_target=self.kl_target,
-            target_kl=self.target_kl,
-            reward_clip=self.reward_clip,
-            critic_learning_rate=self.critic_learning_rate,
-        )
+        check_non_negative(kl_coef=self.kl_coef, kl_target=self.kl_target, reward_clip=self.reward_clip)
         check_positive(kl_horizon=self.kl_horizon)
         if self.kl_target > 0 and self.kl_in != "reward":
             raise ValueError('kl_target adapts the KL penalty of the reward: it needs kl_in="reward"')
@@ -270,6 +260,38 @@ class PPOLossSettings(Protocol):
     def kl_coef(self) -> float: ...
     @property
     def kl_in(self) -> Literal["reward", "loss"]: ...
+
+
+class CriticSettings(Protocol):
+    """The settings of GAE and of the value loss that PPO and IPPO share."""
+
+    @property
+    def gamma(self) -> float: ...
+    @property
+    def lam(self) -> float: ...
+    @property
+    def value_clip_range(self) -> float: ...
+    @property
+    def vf_coef(self) -> float: ...
+    @property
+    def entropy_coef(self) -> float: ...
+    @property
+    def target_kl(self) -> float: ...
+    @property
+    def critic_learning_rate(self) -> float: ...
+
+
+def check_critic_settings(config: CriticSettings) -> None:
+    """Raise ValueError for a GAE or value-loss setting out of range, naming it (PPO's and IPPO's)."""
+    if not (0.0 <= config.gamma <= 1.0 and 0.0 <= config.lam <= 1.0):
+        raise ValueError(f"gamma and lam must be in [0, 1], got {config.gamma} and {config.lam}")
+    check_non_negative(
+        value_clip_range=config.value_clip_range,
+        vf_coef=config.vf_coef,
+        entropy_coef=config.entropy_coef,
+        target_kl=config.target_kl,
+        critic_learning_rate=config.critic_learning_rate,
+    )
 
 
 def score(
