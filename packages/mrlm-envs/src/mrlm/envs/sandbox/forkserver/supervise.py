@@ -4,7 +4,9 @@ Ends once the execution's process has exited and every pipe has reached end-of-f
 namespace means every process of the execution is gone. Without one, descendants may hold the pipes
 open, so they are killed when the process exits and reading stops a short grace period later.
 Asked to end at its output's end, it ends as soon as every pipe has reached end-of-file, exited or
-not: the caller takes what the program wrote as the result and ends the rest itself.
+not: the caller takes what the program wrote as the result and ends the rest itself. A program it
+killed (a limit reached) is still waited for, at most the grace period, so that it is gone, not
+dying, when the caller answers.
 """
 
 from __future__ import annotations
@@ -88,7 +90,8 @@ def supervise(
         channel_fd: the caller's request pipe: readable here only when the caller has gone.
         deadline: ``time.monotonic()`` instant of the wall-time limit.
         until_output_closed: stop once every pipe has closed, whether or not the process has exited
-            (``Watch.exited`` says whether it was seen to); the caller then ends the execution.
+            (``Watch.exited`` says whether it was seen to); the caller then ends the execution. Once
+            killed here, the process is waited for as without this option.
     """
     watch = Watch(stdout, stderr)
     streams = {stdout.fd: stdout, stderr.fd: stderr}
@@ -108,7 +111,7 @@ def supervise(
             target.kill()
             deadline = time.monotonic() + (_GRACE_CONTAINED_S if target.contained else _GRACE_LOOSE_S)
 
-    while open_fds or not (exited or until_output_closed):
+    while open_fds or not (exited or (until_output_closed and not killed)):
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             if killed:
