@@ -12,6 +12,7 @@ from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test, see
 
 import mrlm.envs
 from mrlm.envs import list_envs
+from mrlm.envs.registry import EnvKind
 
 ACTIONS = ["42", "the answer is \\boxed{7}", "", "I do not know.\nMaybe 3/4?", "x = -2"]
 
@@ -102,3 +103,16 @@ def _signature(env_id: str) -> set[str]:
     assert isinstance(point, str)
     module, _, attr = point.partition(":")
     return set(inspect.signature(getattr(__import__(module, fromlist=[attr]), attr)).parameters)
+
+
+@pytest.mark.parametrize(
+    ("env_id", "kind"), [(entry.id, kind) for entry in list_envs() for kind in entry.kinds]
+)
+def test_reset_options_that_are_no_mapping_are_named(env_id: str, kind: EnvKind) -> None:
+    env = mrlm.envs.make(env_id, kind=kind)
+    with pytest.raises(TypeError, match="reset options must be a dict of option names to values, got list"):
+        env.reset(seed=1, options=[1])
+    with pytest.raises(TypeError, match="reset option names must be text, got 1"):
+        env.reset(seed=1, options={1: 2})
+    env.reset(seed=1, options=None)  # still usable
+    env.close()

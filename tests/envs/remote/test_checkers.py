@@ -9,7 +9,7 @@ from gymnasium.utils.env_checker import check_env, data_equivalence
 from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test, seed_test
 
 import mrlm.envs
-from mrlm.envs.remote import RemoteAECEnv, RemoteEnv, RemoteParallelEnv
+from mrlm.envs.remote import RemoteAECEnv, RemoteEnv, RemoteParallelEnv, RemoteVectorEnv
 from mrlm.envs.server import EnvServer
 from tests.envs.remote.probe_env import PROBE_ID
 
@@ -145,6 +145,24 @@ def test_options_and_infos_round_trip_exactly(address: str) -> None:
         _, info = remote.reset(seed=3, options=options)
         assert type(info["options"]["ratio"]) is float and type(info["options"]["count"]) is int
         assert info["options"]["flag"] is True and info["options"]["none"] is None
+
+
+def test_reset_options_that_are_no_mapping_are_named_as_a_local_env_names_them(address: str) -> None:
+    with pytest.raises(TypeError, match="got list") as local:
+        mrlm.envs.make(PROBE_ID).reset(options=[1])
+    no_mapping: Any = [1]
+    number_keys: Any = {1: 2}
+    vector = RemoteVectorEnv(address, PROBE_ID, 2)
+    with RemoteEnv(address, PROBE_ID) as remote:
+        for client in (remote, vector):
+            with pytest.raises(TypeError) as refused:
+                client.reset(seed=1, options=no_mapping)
+            assert str(refused.value) == str(local.value)
+            with pytest.raises(TypeError, match="reset option names must be text"):
+                client.reset(seed=1, options=number_keys)
+        assert data_equivalence(remote.reset(seed=3), mrlm.envs.make(PROBE_ID).reset(seed=3), exact=True)
+        vector.reset(seed=3)
+    vector.close()
 
 
 def test_render_ansi_and_human(address: str, capsys: pytest.CaptureFixture[str]) -> None:

@@ -23,6 +23,7 @@ from gymnasium import spaces
 from gymnasium.utils import seeding
 from pettingzoo import AECEnv, ParallelEnv
 
+from mrlm.envs.core.reset_options import reset_options
 from mrlm.envs.core.spaces import (
     DEFAULT_MAX_ACTION_LENGTH,
     DEFAULT_MAX_OBSERVATION_LENGTH,
@@ -210,7 +211,7 @@ class TextAECEnv(_TextAgents, AECEnv[str, TextObservation, str], abc.ABC):
         self._transcript = []
         self._moves = 0
         self._skip_agent_selection = None
-        reset_infos = self._start(self.np_random, dict(options or {}))
+        reset_infos = self._start(self.np_random, reset_options(options))
         self.infos = {agent: copy.deepcopy(dict(reset_infos.get(agent, {}))) for agent in self.agents}
         self.agent_selection = self.agents[0]
 
@@ -278,7 +279,7 @@ class TextParallelEnv(_TextAgents, ParallelEnv[str, TextObservation, str], abc.A
         self.agents = list(self.possible_agents)
         self._transcript = []
         self._steps = 0
-        reset_infos = self._start(self.np_random, dict(options or {}))
+        reset_infos = self._start(self.np_random, reset_options(options))
         observations = {agent: {"text": self._observe(agent)} for agent in self.agents}
         infos = {agent: copy.deepcopy(dict(reset_infos.get(agent, {}))) for agent in self.agents}
         return observations, infos

@@ -17,6 +17,7 @@ from typing import Any
 import gymnasium
 import numpy as np
 
+from mrlm.envs.core.reset_options import reset_options
 from mrlm.envs.core.spaces import DEFAULT_MAX_ACTION_LENGTH, DEFAULT_MAX_OBSERVATION_LENGTH, TextSpace
 
 RENDER_MODES = ("ansi", "human")
@@ -120,7 +121,7 @@ class TextEnv(gymnasium.Env[str, str], abc.ABC):
         self._turn = 0
         self._started = True
         self._finished = False
-        observation, info = self._start(self.np_random, dict(options or {}))
+        observation, info = self._start(self.np_random, reset_options(options))
         self._transcript = [("env", observation)]
         self._render_human()
         return observation, copy.deepcopy(dict(info))

@@ -16,6 +16,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from mrlm.envs.core.reset_options import reset_options
 from mrlm.envs.registry import EnvKind
 from mrlm.envs.remote.connection import Connection, connect
 from mrlm.envs.remote.convert import KIND_TO_PROTO
@@ -120,7 +121,7 @@ class RemoteSession:
         """Reset the env (opening a new session first if this one was lost)."""
         if self.lost:
             self.reopen()
-        request = pb.ResetRequest(session_id=self._live_id(), options_json=_options_json(options))
+        request = pb.ResetRequest(session_id=self._live_id(), options_json=options_json(options))
         if seed is not None:
             request.seed = int(seed)
         if self.connection.coalescer is not None:
@@ -246,10 +247,13 @@ class RemoteSession:
             self.lost = True
 
 
-def _options_json(options: Mapping[str, Any] | None) -> str:
-    if not options:
+def options_json(options: object) -> str:
+    """Reset ``options`` as the JSON a ``ResetRequest`` carries ("" for none), checked as a local
+    env checks them (:func:`~mrlm.envs.core.reset_options.reset_options`)."""
+    checked = reset_options(options)
+    if not checked:
         return ""
     try:
-        return encode_json(dict(options))
+        return encode_json(checked)
     except ValueError as error:
         raise ValueError(f"reset options travel to the server as JSON: {error}") from None

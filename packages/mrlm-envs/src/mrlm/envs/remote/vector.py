@@ -15,8 +15,8 @@ from mrlm.envs.remote.connection import BatchStream, Connection, connect
 from mrlm.envs.remote.convert import value_from_proto, value_to_proto
 from mrlm.envs.remote.errors import RemoteDeadlineError, RemoteEnvError, SessionLostError, from_batch_error
 from mrlm.envs.remote.servers import ServerList, server_list
-from mrlm.envs.remote.session import RemoteSession
-from mrlm.proto.json_codec import decode_json_object, encode_json
+from mrlm.envs.remote.session import RemoteSession, options_json
+from mrlm.proto.json_codec import decode_json_object
 from mrlm.proto.v1 import env_pb2 as pb
 
 __all__ = ["RemoteVectorEnv"]
@@ -107,8 +107,8 @@ class RemoteVectorEnv(VectorEnv[Any, Any, Any]):
         for session in self._sessions:
             if session.lost:  # a reset starts over anyway: replace sessions the server dropped
                 session.reopen()
-        options_json = encode_json(options) if options else ""
-        items = [self._reset_item(index, seeds[index], options_json) for index in range(self.num_envs)]
+        encoded = options_json(options)
+        items = [self._reset_item(index, seeds[index], encoded) for index in range(self.num_envs)]
         states = self._send(items)
         observations: list[Any] = []
         infos: dict[str, Any] = {}
