@@ -165,6 +165,26 @@ def test_reset_options_that_are_no_mapping_are_named_as_a_local_env_names_them(a
     vector.close()
 
 
+def test_joint_actions_that_are_no_mapping_and_unknown_agents_are_named_as_locally(address: str) -> None:
+    def refusals(parallel: Any, aec: Any) -> list[str]:
+        parallel.reset(seed=1)
+        aec.reset(seed=1)
+        said = []
+        for call in (lambda: parallel.step(["7"]), lambda: parallel.step(None), lambda: aec.observe("ghost")):
+            with pytest.raises((TypeError, KeyError)) as refused:
+                call()
+            said.append(f"{refused.type.__name__}: {refused.value}")
+        parallel.close()
+        aec.close()
+        return said
+
+    local = refusals(mrlm.envs.make(NUMBER, kind="parallel"), mrlm.envs.make(WORD, kind="aec"))
+    remote = refusals(RemoteParallelEnv(address, NUMBER), RemoteAECEnv(address, WORD))
+    assert remote == local
+    assert local[0] == "TypeError: step() takes a dict of each live agent's action, got list"
+    assert local[2].startswith("KeyError: \"no agent 'ghost' in this env; its agents are [")
+
+
 def test_render_ansi_and_human(address: str, capsys: pytest.CaptureFixture[str]) -> None:
     local = mrlm.envs.make(PROBE_ID, render_mode="ansi")
     first, _ = local.reset(seed=1)

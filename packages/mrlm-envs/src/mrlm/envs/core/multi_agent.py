@@ -216,6 +216,8 @@ class TextAECEnv(_TextAgents, AECEnv[str, TextObservation, str], abc.ABC):
         self.agent_selection = self.agents[0]
 
     def observe(self, agent: str) -> TextObservation:
+        if agent not in self.possible_agents:
+            raise KeyError(f"no agent {agent!r} in this env; its agents are {self.possible_agents}")
         return {"text": self._observe(agent)}
 
     def step(self, action: str | None) -> None:
@@ -295,7 +297,9 @@ class TextParallelEnv(_TextAgents, ParallelEnv[str, TextObservation, str], abc.A
     ]:
         if not self.agents:
             raise RuntimeError("step() called with no live agents; call reset()")
-        unknown = sorted(set(actions) - set(self.agents))
+        if not isinstance(actions, Mapping):
+            raise TypeError(f"step() takes a dict of each live agent's action, got {type(actions).__name__}")
+        unknown = sorted(set(actions) - set(self.agents), key=repr)
         missing = [agent for agent in self.agents if agent not in actions]
         if unknown or missing:
             raise ValueError(

@@ -78,6 +78,8 @@ class RemoteAECEnv(AECEnv[str, Any, Any]):
 
     def observe(self, agent: str) -> Any:
         """The agent's observation after the last call (a copy: callers may modify it)."""
+        if agent not in self.possible_agents:  # as the local envs say it
+            raise KeyError(f"no agent {agent!r} in this env; its agents are {self.possible_agents}")
         return copy.deepcopy(self._observations.get(agent))
 
     def render(self) -> Any:

@@ -74,6 +74,8 @@ class RemoteParallelEnv(ParallelEnv[str, Any, Any]):
         )
 
     def step(self, actions: Mapping[str, Any]) -> StepResult:
+        if not isinstance(actions, Mapping):  # as the local envs say it
+            raise TypeError(f"step() takes a dict of each live agent's action, got {type(actions).__name__}")
         request = pb.StepRequest(
             actions=pb.AgentActions(
                 actions={name: value_to_proto(action) for name, action in actions.items()}
