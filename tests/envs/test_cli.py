@@ -103,6 +103,10 @@ def test_cli_errors_exit_with_a_message() -> None:
         main(["play", "mrlm/Math-v0", "--kwargs", '{"levl": 1}'])
     with pytest.raises(SystemExit, match=r"^mrlm-envs: seed must be >= 0 .*, got -5$"):
         main(["play", "mrlm/Math-v0", "--seed", "-5"])
+    with pytest.raises(SystemExit, match=r"^mrlm-envs: mrlm/Math-v0 has one agent: a seat \('pro'\) applies"):
+        main(["play", "mrlm/Math-v0", "--agent", "pro"])
+    with pytest.raises(SystemExit, match=r"has one agent: 'human' opponents apply"):
+        main(["play", "mrlm/Math-v0", "--opponent", "human"])
 
 
 def test_serve_on_an_address_of_no_interface_is_one_line() -> None:

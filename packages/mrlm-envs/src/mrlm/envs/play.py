@@ -81,6 +81,10 @@ def play(
         raise ValueError(f"seed must be >= 0 (an env's reset takes no negative seed), got {seed}")
     term = terminal or Terminal()
     entry = env_entry(env_id)
+    if not entry.multi_agent and (agent is not None or opponent != "sample"):
+        # The person plays the only agent; a seat or opponents asked for would be silently ignored.
+        asked = f"a seat ({agent!r}) applies" if agent is not None else f"{opponent!r} opponents apply"
+        raise ValueError(f"{entry.id} has one agent: {asked} to multi-agent envs only")
     kwargs = dict(env_kwargs or {})
     term.say(f"== {entry.id}: {entry.description}")
     try:
