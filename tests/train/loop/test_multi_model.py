@@ -158,6 +158,38 @@ def test_a_checkpoint_of_other_models_is_refused(tokenizer: PreTrainedTokenizerF
         session.restore()
 
 
+def test_a_checkpoint_of_another_model_is_named_before_loading(
+    tokenizer: PreTrainedTokenizerFast, tmp_path: Path
+) -> None:
+    with _session(build_tiny_model(tokenizer), tmp_path, max_steps=1) as session:
+        ids = fixed_batch(len(tokenizer))
+        session.backward(session.model(input_ids=ids, labels=ids).loss)
+        session.optimizer_step()
+        session.save_checkpoint()
+    wider = build_tiny_model(tokenizer, hidden_size=96)
+    with (
+        pytest.raises(
+            CheckpointError,
+            match=r"does not fit this run's model 'policy': model\.embed_tokens\.weight is \(\d+, 64\) "
+            r"in the checkpoint, \(\d+, 96\) here; it was saved by a run of another model",
+        ),
+        _session(wider, tmp_path, max_steps=2, resume="latest") as session,
+    ):
+        session.restore()
+    deeper = build_tiny_model(tokenizer, num_layers=3)
+    with (
+        pytest.raises(
+            CheckpointError,
+            match=r"model 'policy': \d+ of its weights are not in the checkpoint \('model\.layers\.2\.",
+        ),
+        _session(deeper, tmp_path, max_steps=2, resume="latest") as session,
+    ):
+        session.restore()
+    with _session(build_tiny_model(tokenizer, seed=5), tmp_path, max_steps=2, resume="latest") as session:
+        session.restore()  # the same model: loads
+        assert session.step == 1
+
+
 def _steps(report: dict[str, Any]) -> list[tuple[int, list[float], list[float]]]:
     return [
         (

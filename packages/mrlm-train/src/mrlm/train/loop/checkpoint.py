@@ -237,6 +237,13 @@ def load_state(
             f"checkpoint {path} holds the models {sorted(saved)}, this run trains {sorted(parts)}"
         )
     states = _state_dicts(parts)
+    for name in parts:
+        misfit = _misfit(path, name, states[f"{name}.model"])
+        if misfit is not None:
+            raise CheckpointError(
+                f"checkpoint {path} does not fit this run's model {name!r}: {misfit}; it was saved "
+                "by a run of another model, other policies (shared, per_agent, lora) or other adapters"
+            )
     try:
         # Loads in place into the tensors of the state dicts.
         with _single_process_quiet():
@@ -255,6 +262,48 @@ def load_state(
     if not meta.get("optimizer_has_state", True):
         for _, optimizer in parts.values():
             optimizer.state.clear()
+
+
+def _misfit(path: Path, name: str, model_state: Mapping[str, Any]) -> str | None:
+    """How the weights saved for model ``name`` differ from ``model_state`` (names, then shapes),
+    or None when they fit. Read from DCP's metadata, so that a mismatch is named before loading
+    rather than surfacing as DCP's "Missing key" or size error wrapped in a traceback."""
+    import torch.distributed.checkpoint as dcp
+    from torch.distributed.checkpoint.metadata import TensorStorageMetadata
+
+    try:
+        saved = dcp.FileSystemReader(path / STATE).read_metadata().state_dict_metadata
+    except Exception:  # an unreadable file: loading reports it
+        return None
+    prefix = f"{name}.model."
+    wanted = dict(_flat(model_state, prefix))
+    stored = {key for key in saved if key.startswith(prefix)}
+    missing, extra = sorted(set(wanted) - stored), sorted(stored - set(wanted))
+    if missing or extra:
+        said = []
+        if missing:
+            said.append(
+                f"{len(missing)} of its weights are not in the checkpoint ({missing[0][len(prefix) :]!r}, ...)"
+            )
+        if extra:
+            said.append(f"{len(extra)} saved weights are not in it ({extra[0][len(prefix) :]!r}, ...)")
+        return " and ".join(said)
+    for key, value in wanted.items():
+        meta = saved[key]
+        if not (isinstance(meta, TensorStorageMetadata) and isinstance(value, torch.Tensor)):
+            continue  # bytes (non-tensor values) have no shape to compare
+        if tuple(meta.size) != tuple(value.shape):
+            return f"{key[len(prefix) :]} is {tuple(meta.size)} in the checkpoint, {tuple(value.shape)} here"
+    return None
+
+
+def _flat(state: Mapping[str, Any], prefix: str) -> Iterator[tuple[str, Any]]:
+    """Keys of a nested state dict as DCP writes them: the path of names joined by dots."""
+    for key, value in state.items():
+        if isinstance(value, Mapping):
+            yield from _flat(value, f"{prefix}{key}.")
+        else:
+            yield f"{prefix}{key}", value
 
 
 def load_torch(path: Path, checkpoint: Path) -> Any:
