@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -188,6 +189,52 @@ def test_a_checkpoint_of_another_model_is_named_before_loading(
     with _session(build_tiny_model(tokenizer, seed=5), tmp_path, max_steps=2, resume="latest") as session:
         session.restore()  # the same model: loads
         assert session.step == 1
+
+
+@dataclass
+class GuessConfig:
+    """Stands for an algorithm's config: the session keeps its class's name in checkpoints."""
+
+    rounds: int = 1
+
+
+@dataclass
+class PickConfig:
+    rounds: int = 1
+
+
+def _configured(model: torch.nn.Module, tmp: Path, config: object, **run: Any) -> TrainingSession:
+    return TrainingSession(
+        model,
+        run=RunConfig(output_dir=str(tmp), progress_bar=False, **run),
+        optim=OptimConfig(learning_rate=1e-3),
+        dist=DistributedConfig(),
+        config=config,
+    )
+
+
+def test_a_checkpoint_of_another_algorithm_is_refused(
+    tokenizer: PreTrainedTokenizerFast, tmp_path: Path
+) -> None:
+    with _configured(build_tiny_model(tokenizer), tmp_path, GuessConfig(), max_steps=1) as session:
+        ids = fixed_batch(len(tokenizer))
+        session.backward(session.model(input_ids=ids, labels=ids).loss)
+        session.optimizer_step()
+        session.save_checkpoint({"round": 1})
+    with (
+        pytest.raises(
+            CheckpointError,
+            match=r"was saved by a Guess run, this run is Pick: a run resumes only checkpoints",
+        ),
+        _configured(
+            build_tiny_model(tokenizer), tmp_path, PickConfig(), max_steps=2, resume="latest"
+        ) as session,
+    ):
+        session.restore()
+    with _configured(
+        build_tiny_model(tokenizer), tmp_path, GuessConfig(rounds=3), max_steps=2, resume="latest"
+    ) as session:
+        assert session.restore() == {"round": 1}  # its own kind, other settings: resumes
 
 
 def _steps(report: dict[str, Any]) -> list[tuple[int, list[float], list[float]]]:

@@ -9,7 +9,8 @@ done)::
     rank-00000.pt    per process: its python/numpy/torch RNG states and its extra_state
     trainer.pt       step, each model's scheduler state (and the fp16 loss-scaler's)
     config.yaml      the run's resolved config
-    meta.json        format, step, world size, strategy, the names of the trainable models
+    meta.json        format, step, world size, strategy, the names of the trainable models, the
+                     class of the run's config (another algorithm's run refuses the checkpoint)
 
 Frozen models (a reference policy) are not saved: they never change, and the algorithm builds them
 again from its config when it resumes.

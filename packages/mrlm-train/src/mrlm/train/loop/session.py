@@ -210,6 +210,9 @@ class TrainingSession:
         if not isinstance(plain_config, dict):
             raise TypeError(f"config must be a dataclass or a mapping, got {type(config).__name__}")
         self._config_yaml = to_yaml(plain_config)
+        #: What kind of run this is (its config's class: GRPOConfig, ...), kept in checkpoints so that
+        #: another algorithm's run does not resume them; None when no config was given.
+        self._config_kind = None if config is None or isinstance(config, dict) else type(config).__name__
         if self.run.resume is None and ckpt.list_checkpoints(self.output_dir):
             # A fresh run would interleave its checkpoints with the old ones and "latest" would mix them.
             raise CheckpointError(
@@ -628,6 +631,7 @@ class TrainingSession:
                     "strategy": self.strategy,
                     "optimizer_has_state": had_state,
                     "models": self.model_names,
+                    "config": self._config_kind,
                     "time": time.time(),
                 },
             )
@@ -674,6 +678,14 @@ class TrainingSession:
         # Before anything is read: loading unpickles state/.metadata, which can run any code.
         manifest.verify(path, self.rank, self.world_size)
         meta = ckpt.read_meta(path)
+        saved_kind = meta.get("config")
+        if saved_kind is not None and self._config_kind is not None and saved_kind != self._config_kind:
+            # Each algorithm keeps its own state beside the models (a sampler's position, a round of
+            # pairs): another's would be misread, or fail on a missing key after loading.
+            raise CheckpointError(
+                f"checkpoint {path} was saved by a {_run_kind(saved_kind)} run, this run is "
+                f"{_run_kind(self._config_kind)}: a run resumes only checkpoints of its own algorithm"
+            )
         ckpt.load_state(path, self._checkpoint_parts(), meta)
         trainer = ckpt.load_torch(path / ckpt.TRAINER, path)
         for name, trained in self._trained.items():
@@ -799,3 +811,9 @@ class TrainingSession:
         traceback: TracebackType | None,
     ) -> None:
         self.close()
+
+
+def _run_kind(config_kind: object) -> str:
+    """``"GRPOConfig"`` -> ``"GRPO"``: the algorithm a config class is named after."""
+    name = str(config_kind)
+    return name.removesuffix("Config") or name
