@@ -11,7 +11,7 @@ import pettingzoo
 import pytest
 
 import mrlm.envs
-from mrlm.envs import EnvArgumentError, EnvEntry, UnknownEnvError, make, register_env
+from mrlm.envs import EnvArgumentError, EnvEntry, UnknownEnvError, env_entry, make, register_env
 from mrlm.envs.registry import register_scheme
 from tests.envs.toy_games import GuessNumberParallel, GuessWordAEC, aec_env
 
@@ -41,6 +41,19 @@ def test_unknown_id_names_the_known_ids_and_a_close_match() -> None:
     assert "unknown env id 'mrlm/Maths-v0'" in message
     assert "Did you mean 'mrlm/Math-v0'" in message
     assert "Known ids:" in message and "mrlm-test/GuessWord-v0" in message
+
+
+def test_an_id_of_an_unknown_scheme_names_the_known_schemes() -> None:
+    with pytest.raises(UnknownEnvError) as caught:
+        make("GRPC://127.0.0.1:1/mrlm/Math-v0")
+    assert str(caught.value).startswith(  # other tests may register schemes of their own
+        "unknown scheme 'GRPC' in env id 'GRPC://127.0.0.1:1/mrlm/Math-v0'. "
+        "Did you mean 'grpc://127.0.0.1:1/mrlm/Math-v0'? Known schemes: grpc, grpcs"
+    )
+    with pytest.raises(
+        UnknownEnvError, match=r"^unknown scheme 'ftp' in env id 'ftp://a/b'\. Known schemes: grpc, grpcs"
+    ):
+        env_entry("ftp://a/b")
 
 
 def test_bad_keyword_names_the_argument_and_what_is_accepted() -> None:
@@ -161,7 +174,9 @@ def test_register_scheme_sends_ids_to_their_handlers() -> None:
     assert make("toy://x", kind="aec", rounds=2) == "env"
     assert made == [("toy://x", {"kind": "aec", "rounds": 2})]
     assert mrlm.envs.env_entry("toy://x") is entry
-    with pytest.raises(UnknownEnvError, match="unknown env id 'nope://x'"):
+    with pytest.raises(
+        UnknownEnvError, match=r"unknown scheme 'nope' in env id 'nope://x'\. Known schemes: .*\btoy\b"
+    ):
         make("nope://x")
     with pytest.raises(ValueError, match="a scheme is a name"):
         register_scheme("to y", make=make, entry=mrlm.envs.env_entry)

@@ -182,6 +182,14 @@ def env_entry(id: str) -> EnvEntry:
     try:
         return _ENTRIES[id]
     except KeyError:
+        name, separator, rest = id.partition("://")
+        if separator:
+            schemes = sorted(set(_SCHEMES) | set(_SCHEME_PROVIDERS))
+            lower = name.lower()
+            hint = f" Did you mean '{lower}://{rest}'?" if lower != name and lower in schemes else ""
+            raise UnknownEnvError(
+                f"unknown scheme {name!r} in env id {id!r}.{hint} Known schemes: {', '.join(schemes) or '(none)'}"
+            ) from None
         known = sorted(_ENTRIES)
         close = difflib.get_close_matches(id, known, n=3)
         hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
