@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import signal
 import socket
 import subprocess
 import sys
@@ -130,6 +131,31 @@ def test_console_script_plays_through_a_pipe() -> None:
     )
     assert result.returncode == 0, result.stderr
     assert "Episode over (terminated)" in result.stdout
+
+
+def test_ctrl_c_while_playing_ends_in_one_line() -> None:
+    """SIGINT while the command waits for the player's reply: status 130, as shells report it, and
+    one line instead of a traceback."""
+    player = subprocess.Popen(
+        [sys.executable, "-m", "mrlm.envs.cli", "play", "mrlm/Math-v0", "--seed", "0"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert player.stdout is not None
+        shown = ""
+        while "Your reply" not in shown:  # the prompt: it now reads its input
+            line = player.stdout.readline()
+            assert line, "the command ended before asking for a reply"
+            shown += line
+        player.send_signal(signal.SIGINT)
+        _, error = player.communicate(timeout=60)
+    finally:
+        player.kill()
+    assert player.returncode == 130
+    assert error.strip() == "mrlm-envs: interrupted"
 
 
 def test_sandbox_command_reports_isolation(capsys: pytest.CaptureFixture[str]) -> None:

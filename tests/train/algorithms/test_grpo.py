@@ -228,3 +228,105 @@ def _capturing_commands(seen: list[GRPOConfig]) -> tuple[object, ...]:
         return 0
 
     return tuple(dataclasses.replace(c, run=capture) if c.name == "grpo" else c for c in commands.COMMANDS)
+
+
+def _cli_argv(env_id: str, out: Path, *more: str) -> list[str]:
+    """``mrlm-train grpo`` on ``env_id``, 4 small steps into ``out``."""
+    return [
+        "grpo",
+        "--env-id",
+        env_id,
+        "--env-kwargs",
+        '{"level": 1}',
+        "--group-size",
+        "4",
+        "--prompts-per-step",
+        "2",
+        "--max-new-tokens",
+        "8",
+        "--micro-batch-size",
+        "4",
+        "--optim.learning-rate",
+        "1e-3",
+        "--run.max-steps",
+        "4",
+        "--run.output-dir",
+        str(out),
+        "--run.no-progress-bar",
+        *more,
+    ]
+
+
+def _metric_rows(out: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+
+
+def test_a_run_whose_env_server_goes_away_keeps_its_last_step_and_resumes_exactly(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The env server stops during step 3's rollout: the command fails in one line, step 2 is saved
+    (save_every is 0), and a run resumed from it on a new server continues as if nothing happened."""
+    from mrlm.envs.server import serve
+    from mrlm.train.algorithms import grpo
+
+    def remote(address: str) -> str:
+        return f"grpc://{address}/mrlm/Math-v0"
+
+    with serve(envs=("mrlm/Math-v0",), port=0) as server:
+        assert main(_cli_argv(remote(server.address), tmp_path / "straight")) == 0
+
+    server = serve(envs=("mrlm/Math-v0",), port=0)
+    collect = grpo.collect_batch
+    calls = []
+
+    def collect_until_the_server_goes(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        if len(calls) == 3:
+            server.stop()
+        return collect(*args, **kwargs)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(grpo, "collect_batch", collect_until_the_server_goes)
+        assert main(_cli_argv(remote(server.address), tmp_path / "failed")) == 1
+    error = capsys.readouterr().err
+    assert error.strip().splitlines()[-1].startswith("mrlm-train grpo: ServerUnavailableError: ")
+    assert "stopped during step 3 (ServerUnavailableError); step 2 is saved as" in caplog.text
+    assert [row["step"] for row in _metric_rows(tmp_path / "failed")] == [1, 2]
+    assert (tmp_path / "failed" / "checkpoints" / "step-000002").is_dir()
+
+    with serve(envs=("mrlm/Math-v0",), port=0) as again:
+        resumed = _cli_argv(remote(again.address), tmp_path / "failed", "--run.resume", "latest")
+        assert main(resumed) == 0
+    for a, b in zip(_metric_rows(tmp_path / "straight"), _metric_rows(tmp_path / "failed"), strict=True):
+        assert a["step"] == b["step"]
+        assert a["reward"] == b["reward"]
+        assert a["loss"] == pytest.approx(b["loss"], rel=1e-5, abs=1e-6)
+
+
+def test_ctrl_c_ends_the_command_in_one_line_with_its_last_step_saved(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Ctrl-C during step 3's rollout: status 130 as shells report SIGINT, one line instead of a
+    traceback, and step 2 saved for --run.resume."""
+    from mrlm.train.algorithms import grpo
+    from mrlm.train.cli import INTERRUPTED, entry
+
+    collect = grpo.collect_batch
+    calls = []
+
+    def collect_until_ctrl_c(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return collect(*args, **kwargs)
+
+    monkeypatch.setattr(grpo, "collect_batch", collect_until_ctrl_c)
+    monkeypatch.setattr("sys.argv", ["mrlm-train", *_cli_argv("mrlm/Math-v0", tmp_path / "run")])
+    with pytest.raises(SystemExit) as exit_info:
+        entry()
+    assert exit_info.value.code == INTERRUPTED == 130
+    assert capsys.readouterr().err.strip().splitlines()[-1] == "mrlm-train: interrupted"
+    assert (tmp_path / "run" / "checkpoints" / "step-000002").is_dir()

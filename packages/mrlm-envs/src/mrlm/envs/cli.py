@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
 from typing import Annotated
 
 import tyro
@@ -138,8 +139,13 @@ def serve_command(
         raise SystemExit(f"mrlm-envs serve: {error}") from None
 
 
+#: The exit status of a command stopped by Ctrl-C, as shells report a process ended by SIGINT.
+INTERRUPTED = 130
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Entry point of ``mrlm-envs``."""
+    """Entry point of ``mrlm-envs``. Ctrl-C (while playing, say) ends it with one line and status
+    :data:`INTERRUPTED`; ``serve`` stops on it gracefully by itself."""
     try:
         tyro.extras.subcommand_cli_from_dict(
             {"list": list_command, "play": play_command, "sandbox": sandbox_command, "serve": serve_command},
@@ -149,6 +155,9 @@ def main(argv: list[str] | None = None) -> None:
         )
     except (UnknownEnvError, EnvArgumentError, ValueError) as error:
         raise SystemExit(f"mrlm-envs: {error}") from None
+    except KeyboardInterrupt:
+        print("mrlm-envs: interrupted", file=sys.stderr)
+        raise SystemExit(INTERRUPTED) from None
 
 
 if __name__ == "__main__":

@@ -174,10 +174,20 @@ def _config_defaults(argv: list[str]) -> tuple[list[str], dict[str, Any]]:
         raise
 
 
+#: The exit status of a command stopped by Ctrl-C, as shells report a process ended by SIGINT.
+INTERRUPTED = 130
+
+
 def entry() -> NoReturn:
     """The ``mrlm-train`` console script: :func:`main`, then the exit (see
-    :func:`~mrlm.train.loop.distributed.exit_process`)."""
-    exit_process(main())
+    :func:`~mrlm.train.loop.distributed.exit_process`). Ctrl-C ends it with one line and status
+    :data:`INTERRUPTED` (a run has saved its last finished step by then; see docs/checkpoints.md)."""
+    try:
+        status = main()
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        status = INTERRUPTED
+    exit_process(status)
 
 
 if __name__ == "__main__":

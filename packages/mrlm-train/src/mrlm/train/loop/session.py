@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import logging
 import math
 import threading
 import time
@@ -63,6 +64,7 @@ import torch
 
 from mrlm.train.loop import checkpoint as ckpt
 from mrlm.train.loop import manifest
+from mrlm.train.loop.boundary import StepBoundary, copied_containers, saves_at_failure
 from mrlm.train.loop.config import DistributedConfig, OptimConfig, RunConfig
 from mrlm.train.loop.cpu_threads import CpuThreads, independent_cpu_models, side_by_side
 from mrlm.train.loop.distributed import (
@@ -161,6 +163,8 @@ class TrainingSession:
         self._grouping = False  # inside training_step()
         self._updates_in_step = 0
         self._last_saved_step = -1
+        self._updates = 0  # optimizer steps begun by this session
+        self._boundary: StepBoundary | None = None  # the last end of a step maybe_save saw
         check_output_dir(self.output_dir)
         trackers = check_trackers(run.report_to)
         self.accelerator: Any = make_accelerator(dist, log_with=trackers, project_dir=str(self.output_dir))
@@ -477,6 +481,8 @@ class TrainingSession:
             if self.scaler is not None:
                 self.scaler.unscale_(model.optimizer)
             norms[model.name] = stats[f"grad_norm{suffix}"] = total_norm(model.parameters)
+        # Counted before anything changes: an interruption from here on leaves no state of a whole step.
+        self._updates += 1
         if not all(math.isfinite(norm) for norm in norms.values()):
             if self.scaler is not None:
                 for model in trained:
@@ -596,16 +602,20 @@ class TrainingSession:
 
     # ------------------------------------------------------------------ checkpoints
 
-    def save_checkpoint(self, extra_state: dict[str, Any] | None = None) -> Path:
+    def save_checkpoint(
+        self, extra_state: dict[str, Any] | None = None, *, rng: dict[str, Any] | None = None
+    ) -> Path:
         """Save everything needed to continue exactly, as ``checkpoints/step-<step>``; return its path.
 
         Holds every trainable model and optimizer (sharded under FSDP), schedules and scaler, this step, every
         process's RNG states and ``extra_state`` (per process: e.g. a sampler's cursor; plain
         containers, numbers, strings and tensors, as ``torch.load(weights_only=True)`` reads them),
         and the config. Atomic (see :mod:`mrlm.train.loop.checkpoint`); keeps the newest
-        ``run.keep_checkpoints``. Saving does not disturb the random streams.
+        ``run.keep_checkpoints``. Saving does not disturb the random streams. ``rng``: the generators'
+        states to save instead of the current ones (see :meth:`maybe_save`).
         """
-        rng = capture_rng_state()
+        current = capture_rng_state()
+        rng = current if rng is None else rng
         temporary = (
             self.output_dir / ckpt.CHECKPOINTS / f"{ckpt.TEMP_PREFIX}{ckpt.checkpoint_name(self.step)}"
         )
@@ -641,18 +651,62 @@ class TrainingSession:
             ckpt.commit(temporary, self.output_dir, self.step)
             ckpt.prune(self.output_dir, self.run.keep_checkpoints)
         barrier()
-        restore_rng_state(rng)
+        restore_rng_state(current)
         self._last_saved_step = self.step
         return self.output_dir / ckpt.CHECKPOINTS / ckpt.checkpoint_name(self.step)
 
     def maybe_save(self, extra_state: dict[str, Any] | None = None) -> Path | None:
-        """Save if ``step`` is a multiple of ``run.save_every`` or is ``run.max_steps`` (once per step)."""
+        """Save if ``step`` is a multiple of ``run.save_every`` or is ``run.max_steps`` (once per step).
+
+        Call it at the end of every step. When it does not save, it keeps the random generators'
+        states and ``extra_state`` as they are now, so that a run of one process that stops on an
+        error before the next update still saves this step (see :meth:`__exit__`).
+        """
         if self.step == 0 or self.step == self._last_saved_step:
             return None
         due = self.step >= self.run.max_steps or (
             self.run.save_every > 0 and self.step % self.run.save_every == 0
         )
-        return self.save_checkpoint(extra_state) if due else None
+        if due:
+            return self.save_checkpoint(extra_state)
+        self._boundary = StepBoundary(
+            self.step, self._updates, capture_rng_state(), copied_containers(extra_state)
+        )
+        return None
+
+    def _save_at_failure(self, error: BaseException) -> None:
+        """Save the last finished step of a run that ``error`` stopped, where that step is not saved
+        yet and the models still hold it (no update since); only in a run of one process, since the
+        others would not join the save."""
+        boundary = self._boundary
+        if (
+            boundary is None
+            or self.world_size != 1
+            or not saves_at_failure(error)
+            or boundary.step != self.step
+            or boundary.updates != self._updates
+            or self.step == self._last_saved_step
+        ):
+            return
+        self._clear_gradients()  # of the failed step: not part of its state
+        try:
+            path = self.save_checkpoint(boundary.extra_state, rng=boundary.rng)
+        except Exception as failure:
+            _log.warning(
+                "the run stopped during step %d and its step %d could not be saved: %s",
+                self.step + 1,
+                self.step,
+                failure,
+            )
+            return
+        _log.warning(
+            "the run stopped during step %d (%s); step %d is saved as %s, and --run.resume latest "
+            "continues from it",
+            self.step + 1,
+            type(error).__name__,
+            self.step,
+            path,
+        )
 
     def restore(self) -> dict[str, Any] | None:
         """Continue from the checkpoint ``run.resume`` names; return its ``extra_state`` for this process.
@@ -810,7 +864,16 @@ class TrainingSession:
         exc: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
-        self.close()
+        """Close the session; when an error ends the block, first save the last finished step
+        (see :meth:`maybe_save`) unless a checkpoint already holds it."""
+        try:
+            if exc is not None:
+                self._save_at_failure(exc)
+        finally:
+            self.close()
+
+
+_log = logging.getLogger(__name__)
 
 
 def _run_kind(config_kind: object) -> str:
