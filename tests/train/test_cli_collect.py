@@ -41,6 +41,59 @@ def even_env() -> Iterator[str]:
     gymnasium.registry.pop("mrlm-test/EvenSeedsPay-v0")
 
 
+class _ServerGoneAtSeed7(_EvenSeedsPay):
+    """As :class:`_EvenSeedsPay`, but the task of seed 7 fails as a remote env does when its server
+    went away."""
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[str, dict[str, Any]]:
+        if seed == 7:
+            raise ConnectionError("the env server went away")
+        return super().reset(seed=seed, options=options)
+
+
+@pytest.fixture
+def failing_env() -> Iterator[str]:
+    gymnasium.register("mrlm-test/ServerGoneAtSeed7-v0", entry_point=f"{__name__}:_ServerGoneAtSeed7")
+    yield "mrlm-test/ServerGoneAtSeed7-v0"
+    gymnasium.registry.pop("mrlm-test/ServerGoneAtSeed7-v0")
+
+
+@pytest.mark.parametrize("command", ["collect", "eval"])
+def test_a_play_that_stops_early_keeps_the_tasks_played_in_full(
+    saved_dir: Path, failing_env: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    """Seeds 4 and 5 are played (the first batch of two tasks), seed 7 fails in the second batch: the
+    command fails in one line and the first batch's trajectories are written (collect filtered as
+    asked); an eval writes no summary for part of its tasks."""
+    out = tmp_path / "out.jsonl"
+    argv = [command, "--model", str(saved_dir), "--env-id", failing_env, "--seeds", "4", "5", "6", "7", "8"]
+    argv += ["--batch-size", "4", "-o", str(out), *SMALL]
+    if command == "collect":
+        argv += ["--group-size", "2", "--filter-reward", "1"]
+    else:
+        argv += ["--k", "2", "--temperature", "1"]
+    assert main(argv) == 1
+    error = capsys.readouterr().err.strip().splitlines()
+    assert error[-1].startswith(f"mrlm-train {command}: EnvFailedError: ") and "seeds 6..7" in error[-1]
+    seeds = [json.loads(line)["seed"] for line in out.read_text().splitlines()]
+    if command == "collect":
+        assert len(load_jsonl(out)) == 2  # the trajectory format sft reads
+    if command == "collect":
+        assert seeds == [4, 4]  # seed 5 pays nothing: filtered out
+        assert (
+            error[-2]
+            == f"mrlm-train collect: stopped early; the 2 trajectories kept of the 2 tasks played in full are written to {out}"
+        )
+    else:
+        assert seeds == [4, 4, 5, 5]
+        assert error[-2].startswith(
+            f"mrlm-train eval: stopped early; the 4 trajectories of the 2 tasks played in full are written to {out}"
+        )
+        assert not out.with_suffix(".summary.json").exists()
+
+
 def test_collect_keeps_the_rewarded_trajectories_and_sft_trains_on_them(
     saved_dir: Path, even_env: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

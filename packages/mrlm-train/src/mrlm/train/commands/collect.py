@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
@@ -10,9 +12,9 @@ from typing import Annotated
 import tyro
 
 from mrlm.train.evaluation.config import PlayConfig, counted, describe_plan
-from mrlm.train.evaluation.play import play
+from mrlm.train.evaluation.play import play, tasks_in
 from mrlm.train.loop.output_dir import check_output_file
-from mrlm.train.rollout import save_jsonl
+from mrlm.train.rollout import Trajectory, save_jsonl
 
 
 @dataclass
@@ -49,15 +51,35 @@ def run_collect(args: CollectArgs) -> int:
     seeds = args.task_seeds()
     envs = args.envs()
     print(describe_plan(seeds, args.group_size, "episode", len(envs)), flush=True)
-    played = play(args, args.group_size)
-    rows = played.trajectories
-    kept = rows if args.filter_reward is None else [t for t in rows if t.total_reward >= args.filter_reward]
     out = Path(args.output)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    save_jsonl(out, kept)
+    so_far: list[Trajectory] = []
+    try:
+        rows = play(args, args.group_size, into=so_far).trajectories
+    except BaseException:
+        # An env server gone or Ctrl-C after hours of sampling: the tasks played in full are kept.
+        if so_far:
+            written = _write(out, _kept(so_far, args.filter_reward))
+            print(
+                f"mrlm-train collect: stopped early; the {counted(written, 'trajectory', 'trajectories')} "
+                f"kept of the {counted(tasks_in(so_far), 'task')} played in full are written to {out}",
+                file=sys.stderr,
+            )
+        raise
+    kept = _kept(rows, args.filter_reward)
+    _write(out, kept)
     mean = sum(t.total_reward for t in rows) / len(rows) if rows else 0.0
     rule = "" if args.filter_reward is None else f" with total reward >= {args.filter_reward:g}"
     print(
         f"{counted(len(rows), 'trajectory', 'trajectories')}, mean reward {mean:.3f}; kept {len(kept)}{rule}: {out}"
     )
     return 0
+
+
+def _kept(rows: Sequence[Trajectory], filter_reward: float | None) -> list[Trajectory]:
+    return list(rows) if filter_reward is None else [t for t in rows if t.total_reward >= filter_reward]
+
+
+def _write(out: Path, rows: list[Trajectory]) -> int:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    save_jsonl(out, rows)
+    return len(rows)

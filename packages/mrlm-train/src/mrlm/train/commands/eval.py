@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
 import tyro
 
-from mrlm.train.evaluation.config import PlayConfig, describe_plan, describe_seeds
+from mrlm.train.evaluation.config import PlayConfig, counted, describe_plan, describe_seeds
 from mrlm.train.evaluation.passk import reported_ks
-from mrlm.train.evaluation.play import play
+from mrlm.train.evaluation.play import play, tasks_in
 from mrlm.train.evaluation.report import format_table, save_episodes, summarise, summary_dict
 from mrlm.train.loop.output_dir import check_output_file
+from mrlm.train.rollout import Trajectory
 
 
 @dataclass
@@ -69,7 +71,20 @@ def run_eval(args: EvalArgs) -> int:
     seeds = args.task_seeds()
     envs = args.envs()
     print(describe_plan(seeds, args.k, "sample", len(envs)), flush=True)
-    played = play(args, args.k)
+    so_far: list[Trajectory] = []
+    try:
+        played = play(args, args.k, into=so_far)
+    except BaseException:
+        # An env server gone or Ctrl-C after hours of sampling: the tasks played in full are kept.
+        if so_far and args.output:
+            written = save_episodes(args.output, so_far, args.success_threshold)
+            print(
+                f"mrlm-train eval: stopped early; the {counted(len(so_far), 'trajectory', 'trajectories')} of the "
+                f"{counted(tasks_in(so_far), 'task')} played in full are written to {written} "
+                "(no summary: its scores would stand for part of the tasks)",
+                file=sys.stderr,
+            )
+        raise
     report = summarise(
         played.trajectories, threshold=args.success_threshold, ks=args.pass_at or reported_ks(args.k)
     )

@@ -70,8 +70,11 @@ class Played:
     """The model of each policy."""
 
 
-def play(config: PlayConfig, samples: int) -> Played:
+def play(config: PlayConfig, samples: int, *, into: list[Trajectory] | None = None) -> Played:
     """Play each task seed of ``config`` ``samples`` times in each of its envs (see the module docstring).
+
+    ``into``: as :func:`play_episodes` takes it, for a caller that keeps what was played when the
+    play ends early.
 
     Raises:
         UnknownEnvError, EnvArgumentError: an env id that names no env, or arguments it does not take.
@@ -102,8 +105,14 @@ def play(config: PlayConfig, samples: int) -> Played:
         batch_size=config.batch_size,
         step_workers=config.step_workers,
         progress_bar=config.progress_bar,
+        into=into,
     )
     return Played(trajectories, specs, seeds, samples, agents, players.models)
+
+
+def tasks_in(trajectories: Sequence[Trajectory]) -> int:
+    """How many tasks (an env and a seed) ``trajectories`` play."""
+    return len({(row.env_id, row.seed) for row in trajectories})
 
 
 def probe_env(spec: EnvSpec, kind: EnvKind | None, seed: int) -> list[str] | None:
@@ -194,8 +203,13 @@ def play_episodes(
     batch_size: int = 64,
     step_workers: int = 1,
     progress_bar: bool = False,
+    into: list[Trajectory] | None = None,
 ) -> list[Trajectory]:
     """Play every seed ``samples`` times in each env; the trajectories, env by env in ``envs`` order.
+
+    ``into``: the list the trajectories are appended to (and that is returned), batch by batch as
+    each batch's tasks are played in full, so that a caller holding it keeps what was played when an
+    exception (an env server gone, Ctrl-C) ends the play.
 
     Each env has its own rollout engine; the seeds go to it in batches of ``batch_size // samples``
     tasks (at least one), all the samples of a task in one batch. Within an env the rows are
@@ -209,7 +223,7 @@ def play_episodes(
     tasks_per_batch = max(1, batch_size // samples)
     total = len(envs) * len(seeds) * samples
     progress = Progress(total, unit="episodes") if progress_bar else None
-    played: list[Trajectory] = []
+    played: list[Trajectory] = [] if into is None else into
     episodes = 0
     reward_sum = 0.0
     try:
