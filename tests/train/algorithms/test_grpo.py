@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -172,27 +173,33 @@ def test_a_nan_reward_stops_the_run_naming_its_source_and_the_last_checkpoint(
 
 
 @pytest.mark.slow
-def test_run_writes_metrics_and_a_loadable_model_and_resumes_exactly(tmp_path: Path) -> None:
+def test_run_writes_metrics_and_a_loadable_model_and_resumes_exactly(
+    tmp_path: Path, odd_letters: str
+) -> None:
     from transformers import AutoModelForCausalLM
 
+    env = {"env_id": odd_letters, "env_kwargs": "{}"}  # rewards that differ within groups: real updates
     straight = _config(
-        tmp_path / "a", run=RunConfig(output_dir=str(tmp_path / "a"), max_steps=4, progress_bar=False)
+        tmp_path / "a", run=RunConfig(output_dir=str(tmp_path / "a"), max_steps=4, progress_bar=False), **env
     )
     final = train(straight)
     rows = [json.loads(line) for line in (tmp_path / "a" / "metrics.jsonl").read_text().splitlines()]
     assert [row["step"] for row in rows] == [1, 2, 3, 4]
     assert all(key in rows[0] for key in ("reward", "loss", "kl", "clip_fraction", "tokens_per_s"))
+    assert all(row["grad_norm"] > 0 for row in rows)
     assert AutoModelForCausalLM.from_pretrained(final) is not None
 
     first = RunConfig(output_dir=str(tmp_path / "b"), max_steps=2, save_every=2, progress_bar=False)
-    train(_config(tmp_path, run=first))
+    train(_config(tmp_path, run=first, **env))
     second = dataclasses.replace(first, max_steps=4, resume="latest")
-    train(_config(tmp_path, run=second))
+    train(_config(tmp_path, run=second, **env))
     resumed = [json.loads(line) for line in (tmp_path / "b" / "metrics.jsonl").read_text().splitlines()]
     assert [row["step"] for row in resumed] == [1, 2, 3, 4]
     for a, b in zip(rows, resumed, strict=True):
         assert a["loss"] == pytest.approx(b["loss"], abs=1e-6)
         assert a["reward"] == b["reward"]
+    expected, got = _final_weights(tmp_path / "a"), _final_weights(tmp_path / "b")
+    assert all(torch.equal(got[name], expected[name]) for name in expected)
 
 
 def test_yaml_config_fills_the_dataclasses_and_names_bad_keys(tmp_path: Path) -> None:
@@ -230,6 +237,39 @@ def _capturing_commands(seen: list[GRPOConfig]) -> tuple[object, ...]:
     return tuple(dataclasses.replace(c, run=capture) if c.name == "grpo" else c for c in commands.COMMANDS)
 
 
+class _OddLettersPay(gymnasium.Env[str, str]):
+    """Pays 1 for a reply with an odd count of the letter "e", else 0: rewards that differ within a
+    group for any model, so every step has advantages and gradients."""
+
+    observation_space = TextSpace(max_length=64)
+    action_space = TextSpace(max_length=4096)
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[str, dict[str, Any]]:
+        super().reset(seed=seed)
+        return "Write a word.", {}
+
+    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        return "", float(action.count("e") % 2), True, False, {}
+
+
+ODD_LETTERS = "mrlm-test/OddLettersPay-v0"
+
+
+@pytest.fixture
+def odd_letters(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """The id, registered for this test only (an env server hosts registered envs)."""
+    from mrlm.envs import registry
+
+    monkeypatch.setattr(registry, "_ENTRIES", dict(registry._ENTRIES))
+    registry.register_env(
+        ODD_LETTERS, description="Pays an odd count of e.", gymnasium_entry_point=f"{__name__}:_OddLettersPay"
+    )
+    yield ODD_LETTERS
+    gymnasium.registry.pop(ODD_LETTERS)
+
+
 def _cli_argv(env_id: str, out: Path, *more: str) -> list[str]:
     """``mrlm-train grpo`` on ``env_id``, 4 small steps into ``out``."""
     return [
@@ -237,7 +277,7 @@ def _cli_argv(env_id: str, out: Path, *more: str) -> list[str]:
         "--env-id",
         env_id,
         "--env-kwargs",
-        '{"level": 1}',
+        "{}",
         "--group-size",
         "4",
         "--prompts-per-step",
@@ -261,24 +301,34 @@ def _metric_rows(out: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
 
 
+def _final_weights(out: Path) -> dict[str, torch.Tensor]:
+    from safetensors.torch import load_file
+
+    return load_file(out / "final" / "model.safetensors")
+
+
 def test_a_run_whose_env_server_goes_away_keeps_its_last_step_and_resumes_exactly(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
     caplog: pytest.LogCaptureFixture,
+    odd_letters: str,
 ) -> None:
     """The env server stops during step 3's rollout: the command fails in one line, step 2 is saved
-    (save_every is 0), and a run resumed from it on a new server continues as if nothing happened."""
+    (save_every is 0), and a run resumed from it on a new server ends with the same weights as a run
+    that was never interrupted."""
     from mrlm.envs.server import serve
     from mrlm.train.algorithms import grpo
 
     def remote(address: str) -> str:
-        return f"grpc://{address}/mrlm/Math-v0"
+        return f"grpc://{address}/{odd_letters}"
 
-    with serve(envs=("mrlm/Math-v0",), port=0) as server:
+    with serve(envs=(odd_letters,), port=0) as server:
         assert main(_cli_argv(remote(server.address), tmp_path / "straight")) == 0
+    straight = _metric_rows(tmp_path / "straight")
+    assert all(row["grad_norm"] > 0 for row in straight)  # every step really changes the model
 
-    server = serve(envs=("mrlm/Math-v0",), port=0)
+    server = serve(envs=(odd_letters,), port=0)
     collect = grpo.collect_batch
     calls = []
 
@@ -297,17 +347,18 @@ def test_a_run_whose_env_server_goes_away_keeps_its_last_step_and_resumes_exactl
     assert [row["step"] for row in _metric_rows(tmp_path / "failed")] == [1, 2]
     assert (tmp_path / "failed" / "checkpoints" / "step-000002").is_dir()
 
-    with serve(envs=("mrlm/Math-v0",), port=0) as again:
+    with serve(envs=(odd_letters,), port=0) as again:
         resumed = _cli_argv(remote(again.address), tmp_path / "failed", "--run.resume", "latest")
         assert main(resumed) == 0
-    for a, b in zip(_metric_rows(tmp_path / "straight"), _metric_rows(tmp_path / "failed"), strict=True):
-        assert a["step"] == b["step"]
-        assert a["reward"] == b["reward"]
+    for a, b in zip(straight, _metric_rows(tmp_path / "failed"), strict=True):
+        assert (a["step"], a["reward"]) == (b["step"], b["reward"])
         assert a["loss"] == pytest.approx(b["loss"], rel=1e-5, abs=1e-6)
+    expected, got = _final_weights(tmp_path / "straight"), _final_weights(tmp_path / "failed")
+    assert all(torch.equal(got[name], expected[name]) for name in expected)
 
 
 def test_ctrl_c_ends_the_command_in_one_line_with_its_last_step_saved(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], odd_letters: str
 ) -> None:
     """Ctrl-C during step 3's rollout: status 130 as shells report SIGINT, one line instead of a
     traceback, and step 2 saved for --run.resume."""
@@ -324,7 +375,7 @@ def test_ctrl_c_ends_the_command_in_one_line_with_its_last_step_saved(
         return collect(*args, **kwargs)
 
     monkeypatch.setattr(grpo, "collect_batch", collect_until_ctrl_c)
-    monkeypatch.setattr("sys.argv", ["mrlm-train", *_cli_argv("mrlm/Math-v0", tmp_path / "run")])
+    monkeypatch.setattr("sys.argv", ["mrlm-train", *_cli_argv(odd_letters, tmp_path / "run")])
     with pytest.raises(SystemExit) as exit_info:
         entry()
     assert exit_info.value.code == INTERRUPTED == 130
