@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -357,27 +358,39 @@ def test_a_run_whose_env_server_goes_away_keeps_its_last_step_and_resumes_exactl
     assert all(torch.equal(got[name], expected[name]) for name in expected)
 
 
-def test_ctrl_c_ends_the_command_in_one_line_with_its_last_step_saved(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], odd_letters: str
+@pytest.mark.parametrize("signal_name", ["SIGINT", "SIGTERM"])
+def test_ctrl_c_or_sigterm_ends_the_command_in_one_line_with_its_last_step_saved(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    odd_letters: str,
+    signal_name: str,
 ) -> None:
-    """Ctrl-C during step 3's rollout: status 130 as shells report SIGINT, one line instead of a
-    traceback, and step 2 saved for --run.resume."""
+    """The signal arrives during step 3's rollout (Ctrl-C, or a scheduler preempting the job): the
+    status shells report for it, one line instead of a traceback, and step 2 saved for
+    --run.resume; the handler of SIGTERM is the one before the command again afterwards."""
+    import signal
+
     from mrlm.train.algorithms import grpo
-    from mrlm.train.cli import INTERRUPTED, entry
+    from mrlm.train.cli import entry
 
     collect = grpo.collect_batch
     calls = []
 
-    def collect_until_ctrl_c(*args: Any, **kwargs: Any) -> Any:
+    def collect_until_the_signal(*args: Any, **kwargs: Any) -> Any:
         calls.append(1)
         if len(calls) == 3:
-            raise KeyboardInterrupt
+            os.kill(os.getpid(), getattr(signal, signal_name))
         return collect(*args, **kwargs)
 
-    monkeypatch.setattr(grpo, "collect_batch", collect_until_ctrl_c)
+    monkeypatch.setattr(grpo, "collect_batch", collect_until_the_signal)
     monkeypatch.setattr("sys.argv", ["mrlm-train", *_cli_argv(odd_letters, tmp_path / "run")])
+    before = signal.getsignal(signal.SIGTERM)
     with pytest.raises(SystemExit) as exit_info:
         entry()
-    assert exit_info.value.code == INTERRUPTED == 130
-    assert capsys.readouterr().err.strip().splitlines()[-1] == "mrlm-train: interrupted"
+    assert exit_info.value.code == 128 + getattr(signal, signal_name)  # 130, 143
+    said = "interrupted" if signal_name == "SIGINT" else "terminated (SIGTERM)"
+    assert capsys.readouterr().err.strip().splitlines()[-1] == f"mrlm-train: {said}"
     assert (tmp_path / "run" / "checkpoints" / "step-000002").is_dir()
+    assert [row["step"] for row in _metric_rows(tmp_path / "run")] == [1, 2]
+    assert signal.getsignal(signal.SIGTERM) is before

@@ -14,6 +14,7 @@ import torch
 
 from mrlm.train.loop import NonFiniteError, TrainingSession, latest_checkpoint
 from mrlm.train.loop.boundary import copied_containers, saves_at_failure
+from mrlm.train.loop.errors import Terminated
 from tests.train.loop.helpers import lm_step, parameters_of, session_for
 
 VOCAB = 512
@@ -135,6 +136,7 @@ def test_a_step_already_saved_is_not_saved_again(tmp_path: Path, fresh_model) ->
 def test_which_errors_save() -> None:
     assert saves_at_failure(ServerGone("gone"))
     assert saves_at_failure(KeyboardInterrupt())
+    assert saves_at_failure(Terminated())
     assert not saves_at_failure(NonFiniteError("nan", step=2, where="loss"))
     assert not saves_at_failure(SystemExit(1))
 

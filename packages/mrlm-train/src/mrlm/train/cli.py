@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import signal
 import sys
 from typing import Annotated, Any, NoReturn, Union
 
@@ -20,7 +21,13 @@ from mrlm.train.dpo import PreferenceDataError
 from mrlm.train.evaluation.play import DeviceError, EnvFailedError
 from mrlm.train.generation.memory import GenerationMemoryError
 from mrlm.train.loop.distributed import exit_process
-from mrlm.train.loop.errors import CheckpointError, DistributedSetupError, NonFiniteError, OutputDirError
+from mrlm.train.loop.errors import (
+    CheckpointError,
+    DistributedSetupError,
+    NonFiniteError,
+    OutputDirError,
+    Terminated,
+)
 from mrlm.train.policy import ModelNotFoundError
 from mrlm.train.rollout.errors import EnvOutputError, RewardOverflowError
 from mrlm.train.sft import SFTDataError
@@ -174,20 +181,33 @@ def _config_defaults(argv: list[str]) -> tuple[list[str], dict[str, Any]]:
         raise
 
 
-#: The exit status of a command stopped by Ctrl-C, as shells report a process ended by SIGINT.
-INTERRUPTED = 130
+#: The exit statuses of a command stopped by Ctrl-C and by SIGTERM, as shells report a process
+#: ended by SIGINT and SIGTERM.
+INTERRUPTED = 128 + signal.SIGINT
+TERMINATED = 128 + signal.SIGTERM
 
 
 def entry() -> NoReturn:
     """The ``mrlm-train`` console script: :func:`main`, then the exit (see
-    :func:`~mrlm.train.loop.distributed.exit_process`). Ctrl-C ends it with one line and status
-    :data:`INTERRUPTED` (a run has saved its last finished step by then; see docs/checkpoints.md)."""
+    :func:`~mrlm.train.loop.distributed.exit_process`). Ctrl-C and SIGTERM (a scheduler preempting
+    the job) end it with one line and status :data:`INTERRUPTED` or :data:`TERMINATED`, a run having
+    saved its last finished step by then (see docs/checkpoints.md)."""
+    previous = signal.signal(signal.SIGTERM, _raise_terminated)
     try:
         status = main()
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
         status = INTERRUPTED
+    except Terminated:
+        print(f"{PROG}: terminated (SIGTERM)", file=sys.stderr)
+        status = TERMINATED
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     exit_process(status)
+
+
+def _raise_terminated(signum: int, frame: object) -> None:
+    raise Terminated
 
 
 if __name__ == "__main__":

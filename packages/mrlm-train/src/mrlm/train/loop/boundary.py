@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from mrlm.train.loop.errors import NonFiniteError
+from mrlm.train.loop.errors import NonFiniteError, Terminated
 
 
 @dataclass(frozen=True)
@@ -44,9 +44,10 @@ def copied_containers(value: Any) -> Any:
 
 
 def saves_at_failure(error: BaseException) -> bool:
-    """Whether a run stopped by ``error`` saves its last finished step: any error and Ctrl-C, but
-    not a non-finite loss or gradient (its message names the last checkpoint, and resuming from the
-    step before would meet the same numbers) nor an exit asked for."""
+    """Whether a run stopped by ``error`` saves its last finished step: any error, Ctrl-C and
+    SIGTERM (:class:`~mrlm.train.loop.errors.Terminated`), but not a non-finite loss or gradient
+    (its message names the last checkpoint, and resuming from the step before would meet the same
+    numbers) nor an exit asked for."""
     if isinstance(error, NonFiniteError):
         return False
-    return isinstance(error, (Exception, KeyboardInterrupt))
+    return isinstance(error, (Exception, KeyboardInterrupt, Terminated))

@@ -29,3 +29,10 @@ class DistributedSetupError(RuntimeError):
 
 class OutputDirError(RuntimeError):
     """``run.output_dir`` cannot hold a run (it or a parent is a file, or it is not writable)."""
+
+
+class Terminated(BaseException):
+    """SIGTERM arrived (a scheduler preempting the job, ``kill``, ``timeout``); raised in the main
+    thread by ``mrlm-train``'s handler, so that a run ends as on Ctrl-C, its last finished step saved
+    (see :meth:`~mrlm.train.loop.TrainingSession.maybe_save`). A BaseException, like
+    KeyboardInterrupt, so that no ``except Exception`` on the way swallows it."""
