@@ -3,6 +3,7 @@ at that step would have held it, unless an update of the next step already chang
 
 from __future__ import annotations
 
+import io
 import logging
 import random
 from pathlib import Path
@@ -44,12 +45,12 @@ def _train(session: TrainingSession, until: int, cursor: dict[str, Any], fail_at
         cursor["batches"] += 1
         if session.step + 1 == fail_at:
             raise ServerGone("the env server went away")
-        lm_step(session, batch)
+        session.log({"loss": lm_step(session, batch)})
         session.maybe_save({"cursor": dict(cursor)})
 
 
-def _fails_at_step_4(model: torch.nn.Module, out: Path) -> None:
-    with _session(model, out) as session:
+def _fails_at_step_4(model: torch.nn.Module, out: Path, **run: Any) -> None:
+    with _session(model, out, **run) as session:
         _train(session, 5, {"batches": 0}, fail_at=4)
 
 
@@ -150,3 +151,26 @@ def test_copied_containers_do_not_follow_later_changes() -> None:
     state["cursor"].append(7)
     assert copied == {"cursor": [1, {"seen": [2]}], "pair": (3, [4]), "tensor": tensor}
     assert copied["tensor"] is tensor  # values are shared, only containers are copied
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_the_saved_step_is_said_on_a_line_of_its_own_after_the_progress_line(
+    tmp_path: Path, fresh_model, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    terminal = _Terminal()
+    monkeypatch.setattr("sys.stderr", terminal)  # where the progress line is drawn
+    said = logging.StreamHandler(terminal)
+    logger = logging.getLogger("mrlm.train.loop.session")
+    logger.addHandler(said)
+    try:
+        with pytest.raises(ServerGone):
+            _fails_at_step_4(fresh_model, tmp_path, progress_bar=True)
+    finally:
+        logger.removeHandler(said)
+    _, _, rest = terminal.getvalue().rpartition("\r")  # from the last drawing of the progress line
+    assert "step 3/5" in rest
+    assert "\nthe run stopped during step 4 (ServerGone); step 3 is saved as" in rest

@@ -868,6 +868,8 @@ class TrainingSession:
         (see :meth:`maybe_save`) unless a checkpoint already holds it."""
         try:
             if exc is not None:
+                if self._progress is not None:
+                    self._progress.close()  # what is said below starts on a line of its own
                 self._save_at_failure(exc)
         finally:
             self.close()
