@@ -174,3 +174,20 @@ def test_the_saved_step_is_said_on_a_line_of_its_own_after_the_progress_line(
     _, _, rest = terminal.getvalue().rpartition("\r")  # from the last drawing of the progress line
     assert "step 3/5" in rest
     assert "\nthe run stopped during step 4 (ServerGone); step 3 is saved as" in rest
+
+
+def test_a_save_that_fails_is_said_and_the_first_error_still_ends_the_run(
+    tmp_path: Path, fresh_model, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from mrlm.train.loop import checkpoint
+
+    def disk_full(*args: Any, **kwargs: Any) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(checkpoint, "write_state", disk_full)
+    with caplog.at_level(logging.WARNING), pytest.raises(ServerGone):
+        _fails_at_step_4(fresh_model, tmp_path)
+    assert (
+        "the run stopped during step 4 and its step 3 could not be saved: [Errno 28] No space" in caplog.text
+    )
+    assert latest_checkpoint(tmp_path) is None
