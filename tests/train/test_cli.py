@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -83,3 +84,33 @@ def test_tiny_model_arch_choices_match_the_builder() -> None:
     from mrlm.train.tiny import Arch
 
     assert get_args(get_type_hints(TinyModelArgs)["arch"]) == get_args(Arch)
+
+
+@pytest.mark.parametrize(("world_size", "handled"), [(None, True), ("1", True), ("2", False)])
+def test_sigterm_is_handled_only_in_a_run_of_one_process(
+    monkeypatch: pytest.MonkeyPatch, world_size: str | None, handled: bool
+) -> None:
+    """A torchrun worker keeps SIGTERM's default (it would save nothing, and a worker waiting in a
+    collective would not run a handler in time); a single process turns it into Terminated."""
+    from mrlm.train import cli
+
+    seen: list[object] = []
+
+    def main() -> int:
+        seen.append(signal.getsignal(signal.SIGTERM))
+        return 0
+
+    def exit_process(status: int) -> None:
+        raise SystemExit(status)
+
+    if world_size is None:
+        monkeypatch.delenv("WORLD_SIZE", raising=False)
+    else:
+        monkeypatch.setenv("WORLD_SIZE", world_size)
+    monkeypatch.setattr(cli, "main", main)
+    monkeypatch.setattr(cli, "exit_process", exit_process)
+    before = signal.getsignal(signal.SIGTERM)
+    with pytest.raises(SystemExit):
+        cli.entry()
+    assert (seen[0] is not before) is handled
+    assert signal.getsignal(signal.SIGTERM) is before

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import sys
 from typing import Annotated, Any, NoReturn, Union
@@ -191,8 +192,12 @@ def entry() -> NoReturn:
     """The ``mrlm-train`` console script: :func:`main`, then the exit (see
     :func:`~mrlm.train.loop.distributed.exit_process`). Ctrl-C and SIGTERM (a scheduler preempting
     the job) end it with one line and status :data:`INTERRUPTED` or :data:`TERMINATED`, a run having
-    saved its last finished step by then (see docs/checkpoints.md)."""
-    previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    saved its last finished step by then (see docs/checkpoints.md). In a worker of a run of several
+    processes SIGTERM keeps its default, ending the process at once: such a run saves nothing at a
+    failure, and a worker waiting in a collective for a peer that is gone would not run the handler
+    until the collective timed out, long after torchrun's own grace period."""
+    single = int(os.environ.get("WORLD_SIZE", "1") or "1") <= 1
+    previous = signal.signal(signal.SIGTERM, _raise_terminated) if single else None
     try:
         status = main()
     except KeyboardInterrupt:
@@ -202,7 +207,8 @@ def entry() -> NoReturn:
         print(f"{PROG}: terminated (SIGTERM)", file=sys.stderr)
         status = TERMINATED
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        if single:
+            signal.signal(signal.SIGTERM, previous)
     exit_process(status)
 
 
