@@ -329,17 +329,16 @@ def test_a_run_whose_env_server_goes_away_keeps_its_last_step_and_resumes_exactl
     straight = _metric_rows(tmp_path / "straight")
     assert all(row["grad_norm"] > 0 for row in straight)  # every step really changes the model
 
-    server = serve(envs=(odd_letters,), port=0)
     collect = grpo.collect_batch
     calls = []
+    with serve(envs=(odd_letters,), port=0) as server, monkeypatch.context() as patch:
 
-    def collect_until_the_server_goes(*args: Any, **kwargs: Any) -> Any:
-        calls.append(1)
-        if len(calls) == 3:
-            server.stop()
-        return collect(*args, **kwargs)
+        def collect_until_the_server_goes(*args: Any, **kwargs: Any) -> Any:
+            calls.append(1)
+            if len(calls) == 3:
+                server.stop()  # idempotent: the block's end stops it again, as it would on a failure
+            return collect(*args, **kwargs)
 
-    with monkeypatch.context() as patch:
         patch.setattr(grpo, "collect_batch", collect_until_the_server_goes)
         assert main(_cli_argv(remote(server.address), tmp_path / "failed")) == 1
     error = capsys.readouterr().err
