@@ -25,8 +25,16 @@ def test_a_server_that_vanishes_mid_call_is_noticed_by_the_pings(tmp_path: Path)
         # nothing: what a client sees of a server whose machine froze or fell off the network.
         os.kill(server.process.pid, signal.SIGSTOP)
         started = time.monotonic()
-        with pytest.raises(ServerUnavailableError):
-            env.step("hello")
+        try:
+            answer = env.step("hello")
+        except ServerUnavailableError:
+            pass
+        else:  # seen once in a full run: say what answered, for whoever meets it next
+            pytest.fail(
+                f"a step was answered ({answer!r}) after the server was stopped: "
+                f"{_state(server.process.pid)}; connections to its port: {_listeners(server.port)}; "
+                f"its log ends with {server.log.read_text()[-2000:]!r}"
+            )
         assert time.monotonic() - started < 15.0  # two missed pings, not the 60 s deadline
     finally:
         os.kill(server.process.pid, signal.SIGCONT)
@@ -50,3 +58,27 @@ def test_calls_longer_than_many_pings_are_not_cut(tmp_path: Path) -> None:
 def test_keepalive_must_be_positive() -> None:
     with pytest.raises(ValueError, match="keepalive_s"):
         Connection("127.0.0.1:1", keepalive_s=0.0)
+
+
+def _state(pid: int) -> str:
+    """The process's state line of /proc (``T (stopped)`` once SIGSTOP took)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError as error:
+        return f"no /proc entry ({error})"
+    return next((line for line in status.splitlines() if line.startswith("State:")), "no State line")
+
+
+def _listeners(port: int) -> list[str]:
+    """The sockets of /proc/net/tcp and tcp6 bound to ``port``, with their state and inode."""
+    found = []
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.split()
+            if int(fields[1].rsplit(":", 1)[1], 16) == port:
+                found.append(f"{table[10:]} {fields[1]} state {fields[3]} inode {fields[9]}")
+    return found
