@@ -10,28 +10,21 @@ from typing import Any
 import gymnasium
 import pytest
 
-from mrlm.envs import TextSpace
 from mrlm.train.cli import main
 from mrlm.train.rollout import load_jsonl
+from tests.train.one_turn_env import OneTurnEnv
 
 SMALL = ["--max-new-tokens", "4", "--no-progress-bar"]
 
 
-class _EvenSeedsPay(gymnasium.Env[str, str]):
+class _EvenSeedsPay(OneTurnEnv):
     """Pays 1 for any reply to a task of even seed, 0 for an odd seed: known rewards for any model."""
 
-    observation_space = TextSpace(max_length=64)
-    action_space = TextSpace(max_length=4096)
+    prompt = "Say anything."
+    reset_info = {"system_prompt": "Reply."}  # noqa: RUF012 (read, never changed)
 
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[str, dict[str, Any]]:
-        super().reset(seed=seed)
-        self.reward = float(seed is not None and seed % 2 == 0)
-        return "Say anything.", {"system_prompt": "Reply."}
-
-    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        return "Thanks.", self.reward, True, False, {}
+    def reward(self, action: str) -> float:
+        return float(self.seed is not None and self.seed % 2 == 0)
 
 
 @pytest.fixture

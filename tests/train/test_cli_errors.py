@@ -16,8 +16,8 @@ from typing import Any
 import gymnasium
 import pytest
 
-from mrlm.envs import TextSpace
 from mrlm.train.cli import main
+from tests.train.one_turn_env import OneTurnEnv
 
 # The smallest GRPO run: one task, two replies of two tokens.
 SMALL = ["--group-size", "2", "--prompts-per-step", "1", "--micro-batch-size", "2", "--max-new-tokens", "2"]
@@ -377,29 +377,16 @@ def test_sft_data_with_no_trajectory_left_after_the_reward_filter_is_one_line(
 # ---------------------------------------------------------------------------------- rewards
 
 
-class _RewardEnv(gymnasium.Env[str, str]):
-    """Answers every reply with the class's ``reward``, as a broken custom env might."""
+class _NoneRewardEnv(OneTurnEnv):
+    """Answers every reply with None for a reward, as a broken custom env might."""
 
-    observation_space = TextSpace(max_length=64)
-    action_space = TextSpace(max_length=4096)
-    reward: Any = 0.0
-
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[str, dict[str, Any]]:
-        super().reset(seed=seed)
-        return "What is 1 + 1?", {}
-
-    def step(self, action: str) -> tuple[str, Any, bool, bool, dict[str, Any]]:
-        return "", self.reward, True, False, {}
+    def reward(self, action: str) -> Any:
+        return None
 
 
-class _NoneRewardEnv(_RewardEnv):
-    reward = None
-
-
-class _HugeRewardEnv(_RewardEnv):
-    reward = 1e39  # finite as a Python float, infinite as float32
+class _HugeRewardEnv(OneTurnEnv):
+    def reward(self, action: str) -> float:
+        return 1e39  # finite as a Python float, infinite as float32
 
 
 @pytest.fixture

@@ -15,7 +15,6 @@ import gymnasium
 import pytest
 import torch
 
-from mrlm.envs import TextSpace
 from mrlm.train.algorithms.grpo import GRPOConfig, grpo_loss, train
 from mrlm.train.cli import main
 from mrlm.train.config_io import ConfigError, load_config
@@ -26,6 +25,7 @@ from mrlm.train.ops.advantages import group_relative_advantages
 from mrlm.train.policy import ModelConfig, load_policy
 from mrlm.train.rollout import RolloutEngine
 from mrlm.train.rollout.batch import RolloutBatch, collate
+from tests.train.one_turn_env import OneTurnEnv
 
 
 def _config(tmp_path: Path, **overrides: object) -> GRPOConfig:
@@ -138,20 +138,11 @@ def test_the_cli_reports_an_unknown_env_id_in_one_line(
     assert "Did you mean 'mrlm/Math-v0'" in error and "Traceback" not in error
 
 
-class _NaNRewardEnv(gymnasium.Env[str, str]):
+class _NaNRewardEnv(OneTurnEnv):
     """Answers every reply with a NaN reward, as a broken custom env might."""
 
-    observation_space = TextSpace(max_length=64)
-    action_space = TextSpace(max_length=4096)
-
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[str, dict[str, Any]]:
-        super().reset(seed=seed)
-        return "What is 1 + 1?", {}
-
-    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        return "", math.nan, True, False, {}
+    def reward(self, action: str) -> float:
+        return math.nan
 
 
 @pytest.mark.filterwarnings("ignore:.*reward is a NaN value")
@@ -238,21 +229,14 @@ def _capturing_commands(seen: list[GRPOConfig]) -> tuple[object, ...]:
     return tuple(dataclasses.replace(c, run=capture) if c.name == "grpo" else c for c in commands.COMMANDS)
 
 
-class _OddLettersPay(gymnasium.Env[str, str]):
+class _OddLettersPay(OneTurnEnv):
     """Pays 1 for a reply with an odd count of the letter "e", else 0: rewards that differ within a
     group for any model, so every step has advantages and gradients."""
 
-    observation_space = TextSpace(max_length=64)
-    action_space = TextSpace(max_length=4096)
+    prompt = "Write a word."
 
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[str, dict[str, Any]]:
-        super().reset(seed=seed)
-        return "Write a word.", {}
-
-    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        return "", float(action.count("e") % 2), True, False, {}
+    def reward(self, action: str) -> float:
+        return float(action.count("e") % 2)
 
 
 ODD_LETTERS = "mrlm-test/OddLettersPay-v0"

@@ -10,7 +10,6 @@ import gymnasium
 import pytest
 
 import mrlm.envs
-from mrlm.envs import TextSpace
 from mrlm.train.algorithms.multi_agent import MultiAgentSetupError
 from mrlm.train.evaluation import (
     EnvFailedError,
@@ -26,6 +25,7 @@ from mrlm.train.evaluation.report import TEAM
 from mrlm.train.generation import SamplingParams
 from mrlm.train.rollout import DEFAULT_POLICY, Policy
 from tests.train.evaluation.scripted import AdderGenerator
+from tests.train.one_turn_env import OneTurnEnv
 
 #: Tasks "What is a + 1?" for a = 0..4; seeds s serve record s % 5.
 RECORDS = [{"question": f"What is {a} + 1?", "answer": f"#### {a + 1}"} for a in range(5)]
@@ -116,16 +116,7 @@ def test_probe_returns_the_agents() -> None:
     assert probe_env(EnvSpec("t", "mrlm/TeamSum-v0"), "aec", 0) == ["first", "second"]
 
 
-class _StepFails(gymnasium.Env[str, str]):
-    observation_space = TextSpace(max_length=64)
-    action_space = TextSpace(max_length=4096)
-
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[str, dict[str, Any]]:
-        super().reset(seed=seed)
-        return "What is 1 + 1?", {}
-
+class _StepFails(OneTurnEnv):
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         raise ZeroDivisionError("the env divided by zero")
 
