@@ -24,6 +24,7 @@ def test_a_server_that_vanishes_mid_call_is_noticed_by_the_pings(tmp_path: Path)
         # Stopped, it holds its connections open (the kernel still takes the bytes) and answers
         # nothing: what a client sees of a server whose machine froze or fell off the network.
         os.kill(server.process.pid, signal.SIGSTOP)
+        _wait_until_stopped(server.process.pid)
         started = time.monotonic()
         try:
             answer = env.step("hello")
@@ -60,10 +61,24 @@ def test_keepalive_must_be_positive() -> None:
         Connection("127.0.0.1:1", keepalive_s=0.0)
 
 
-def _state(pid: int) -> str:
+def _wait_until_stopped(pid: int, timeout_s: float = 30.0) -> None:
+    """Wait until every thread of ``pid`` is stopped. ``kill`` returns once SIGSTOP is pending; one
+    thread then stops the others, and on a busy machine a thread already woken by the next request
+    could answer it first."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        states = [_state(pid, task) for task in os.listdir(f"/proc/{pid}/task")]
+        if all(state.split()[1:2] == ["T"] for state in states):
+            return
+        if time.monotonic() > deadline:
+            pytest.fail(f"the server's threads did not stop within {timeout_s} s: {states}")
+        time.sleep(0.001)
+
+
+def _state(pid: int, task: str | None = None) -> str:
     """The process's state line of /proc (``T (stopped)`` once SIGSTOP took)."""
     try:
-        status = Path(f"/proc/{pid}/status").read_text()
+        status = Path(f"/proc/{pid}" + (f"/task/{task}" if task else "") + "/status").read_text()
     except OSError as error:
         return f"no /proc entry ({error})"
     return next((line for line in status.splitlines() if line.startswith("State:")), "no State line")
