@@ -144,9 +144,16 @@ def test_a_value_of_the_file_that_no_flag_replaces_is_still_refused(
     with pytest.raises(SystemExit) as exit_:  # another flag: tyro refuses the built config
         main(["grpo", "--config", str(config), "--kl-coef", "0"])
     assert exit_.value.code == 2
-    assert "max_steps must be >= 1, got -3" in " ".join(
-        capsys.readouterr().err.replace("\u2502", " ").split()
+    err = capsys.readouterr().err
+    assert "max_steps must be >= 1, got -3" in " ".join(err.replace("\u2502", " ").split())
+    # tyro names the setting, not where its value came from: the last line names the file
+    assert err.splitlines()[-1] == (
+        f"mrlm-train grpo: the --config file on its own is refused too: {config}.run: max_steps must be "
+        f">= 1, got -3; {config}: kl_coef must be a finite number >= 0, got inf"
     )
+    with pytest.raises(SystemExit):
+        main(["train", "--config", str(_with_algorithm(config)), "--kl-coef", "0"])
+    assert f"refused too: {config.with_name('train.yaml')}.run: max_steps" in capsys.readouterr().err
     assert main(["grpo", "--config", str(config)]) == 1  # no flag: the file's error, naming the file
     assert capsys.readouterr().err.startswith(f"mrlm-train grpo: ConfigError: {config}.run: max_steps")
     assert not seen

@@ -75,20 +75,31 @@ def main(argv: list[str] | None = None) -> int:
     # A Union of annotated dataclasses is tyro's subcommand form: it parses into an instance of
     # exactly one of them, which identifies the command to run.
     argv = list(sys.argv[1:] if argv is None else argv)
+    refused: list[str] = []
     try:
-        argv, defaults = _config_defaults(argv)
+        argv, defaults = _config_defaults(argv, refused)
     except ConfigError as error:
         return _report(error.command, error)
     command = next((c for c in COMMANDS if argv and c.name == argv[0]), None)
-    if command is None:  # no command first: the top-level help, or tyro's report of what is wrong
-        args = _parse_command_line(argv, defaults)
-        command = next(c for c in COMMANDS if isinstance(args, c.args))
-    else:
-        # Parsed as a command of its own, so that a bad value is reported under its flag's group,
-        # not tyro's inner name for the union, and the pointer to help names the command's help.
-        args = tyro.cli(
-            command.args, args=argv[1:], prog=f"{PROG} {command.name}", default=defaults.get(command.name)
-        )
+    try:
+        if command is None:  # no command first: the top-level help, or tyro's report of what is wrong
+            args = _parse_command_line(argv, defaults)
+            command = next(c for c in COMMANDS if isinstance(args, c.args))
+        else:
+            # Parsed as a command of its own, so that a bad value is reported under its flag's group,
+            # not tyro's inner name for the union, and the pointer to help names the command's help.
+            args = tyro.cli(
+                command.args, args=argv[1:], prog=f"{PROG} {command.name}", default=defaults.get(command.name)
+            )
+    except SystemExit as usage:
+        # tyro names a setting it refuses but not where its value came from: when the --config file
+        # was refused on its own, say so, since flags after it may not have replaced that value.
+        if usage.code not in (0, None) and refused:
+            where = f"{PROG} {command.name}" if command is not None else PROG
+            print(
+                f"{where}: the --config file on its own is refused too: {'; '.join(refused)}", file=sys.stderr
+            )
+        raise
     try:
         return command.run(args)
     except Exception as error:
@@ -127,10 +138,12 @@ def _report(command: str, error: BaseException) -> int:
     return 1
 
 
-def _config_defaults(argv: list[str]) -> tuple[list[str], dict[str, Any]]:
+def _config_defaults(argv: list[str], refused: list[str]) -> tuple[list[str], dict[str, Any]]:
     """Take ``--config FILE`` out of ``argv``; load it as the defaults of the chosen subcommand.
 
-    Flags given after it still override the file, since tyro parses them over these defaults.
+    Flags given after it still override the file, since tyro parses them over these defaults. With
+    such flags, the file's values that its config's checks refuse are kept for them to replace, and
+    each refusal's message is appended to ``refused``.
     """
     first_word = next((a for a in argv if not a.startswith("-")), None)
     if first_word == TRAIN and {"-h", "--help"} & set(argv):
@@ -158,14 +171,17 @@ def _config_defaults(argv: list[str]) -> tuple[list[str], dict[str, Any]]:
     assert path is not None
     # With flags after the file, a value the file gets wrong may be one they replace: the config
     # built from both is checked instead (tyro names the setting if it is still wrong).
-    deferred = checks_deferred() if any(arg.startswith("-") for arg in rest) else contextlib.nullcontext()
+    deferred: contextlib.AbstractContextManager[list[str]] = (
+        checks_deferred() if any(arg.startswith("-") for arg in rest) else contextlib.nullcontext([])
+    )
     if name == TRAIN:
         try:
-            with deferred:
+            with deferred as refusals:
                 algorithm, rest, defaults = resolve_train(rest, path, {c.name: c.args for c in COMMANDS})
         except ConfigError as error:
             error.command = TRAIN
             raise
+        refused.extend(refusals)
         return rest, {algorithm: defaults}
     command = next((c for c in COMMANDS if c.name == name), None)
     if command is None:
@@ -173,10 +189,13 @@ def _config_defaults(argv: list[str]) -> tuple[list[str], dict[str, Any]]:
             f"{PROG}: --config needs a subcommand that takes one, such as `{PROG} grpo --config run.yaml`"
         )
     try:
-        with deferred:
+        with deferred as refusals:
             if command.name in ALGORITHMS:
-                return rest, {command.name: algorithm_config(command.name, path, command.args)}
-            return rest, {command.name: load_config(command.args, path)}
+                defaults = algorithm_config(command.name, path, command.args)
+            else:
+                defaults = load_config(command.args, path)
+        refused.extend(refusals)
+        return rest, {command.name: defaults}
     except ConfigError as error:
         error.command = command.name
         raise

@@ -27,18 +27,23 @@ _SCALARS = (bool, int, float)
 
 #: Set by :func:`checks_deferred`: a file's values that a config's own check refuses are kept as they
 #: are, for flags of the same command line to replace before the config is built (and checked) again.
-_DEFERRED: contextvars.ContextVar[bool] = contextvars.ContextVar("mrlm_config_checks_deferred", default=False)
+#: The list it yields collects what was refused.
+_DEFERRED: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar(
+    "mrlm_config_checks_deferred", default=None
+)
 
 
 @contextlib.contextmanager
-def checks_deferred() -> typing.Iterator[None]:
+def checks_deferred() -> typing.Iterator[list[str]]:
     """Within it, :func:`from_dict` returns an instance whose own checks (``__post_init__``) refused
     the file's values unchecked, rather than raising: the command line's flags come after the file,
     and the config tyro builds from both is checked then. Unknown keys and values of the wrong type
-    still raise."""
-    token = _DEFERRED.set(True)
+    still raise. The list it yields receives each refusal's message, which names the file and key
+    path, for the command line to say should its config be refused too."""
+    refused: list[str] = []
+    token = _DEFERRED.set(refused)
     try:
-        yield
+        yield refused
     finally:
         _DEFERRED.reset(token)
 
@@ -114,7 +119,9 @@ def from_dict(cls: type[T], data: dict[str, Any], *, where: str = "config") -> T
     try:
         return cls(**values)
     except (TypeError, ValueError) as error:
-        if isinstance(error, ValueError) and not isinstance(error, ConfigError) and _DEFERRED.get():
+        refused = _DEFERRED.get()
+        if isinstance(error, ValueError) and not isinstance(error, ConfigError) and refused is not None:
+            refused.append(f"{where}: {error}")
             return _unchecked(cls, values)
         raise ConfigError(f"{where}: {error}") from None
 
