@@ -134,6 +134,24 @@ def test_a_step_already_saved_is_not_saved_again(tmp_path: Path, fresh_model) ->
     assert sorted(p.name for p in (tmp_path / "checkpoints").iterdir()) == ["step-000001"]
 
 
+def _fails_after_saving_itself(model: torch.nn.Module, out: Path, saved: list[tuple[Path, int]]) -> None:
+    with _session(model, out) as session:  # save_every=0: the step's end keeps its boundary
+        lm_step(session, _sampled_batch())
+        assert session.maybe_save({"cursor": 1}) is None
+        path = session.save_checkpoint({"cursor": 1})  # as an algorithm saving at a moment of its own
+        saved.append((path, (path / "meta.json").stat().st_mtime_ns))
+        raise ServerGone("after the step was saved by its algorithm")
+
+
+def test_a_step_its_algorithm_saved_is_not_saved_again(tmp_path: Path, fresh_model) -> None:
+    saved: list[tuple[Path, int]] = []
+    with pytest.raises(ServerGone):
+        _fails_after_saving_itself(fresh_model, tmp_path, saved)
+    path, written = saved[0]
+    assert path == tmp_path / "checkpoints" / "step-000001"
+    assert (path / "meta.json").stat().st_mtime_ns == written  # not written again
+
+
 def test_which_errors_save() -> None:
     assert saves_at_failure(ServerGone("gone"))
     assert saves_at_failure(KeyboardInterrupt())
