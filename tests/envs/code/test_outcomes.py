@@ -146,3 +146,20 @@ def test_exiting_early_gives_no_result(make_env: Any) -> None:
     for exit_call in ("import os\nos._exit(0)", "raise SystemExit(0)"):
         _, reward, _, info = _step(make_env, fenced(f"{exit_call}\ndef grade(score):\n    return 'A'\n"))
         assert (info["outcome"], reward) == ("error", 0.0), exit_call
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "raise ValueError('bad ' + chr(0xD800))\n\ndef grade(score):\n    return 'A'\n",  # while loading
+        "def grade(score):\n    raise ValueError('bad ' + chr(0xDC00))\n",  # in every test
+    ],
+)
+def test_lone_surrogates_of_the_programs_messages_are_replaced(make_env: Any, body: str) -> None:
+    # They have no UTF-8 form: an observation holding one could not be printed, tokenized or sent.
+    observation, _, _, info = _step(make_env, fenced(body), max_turns=2)
+    assert "ValueError: bad \ufffd" in observation
+    texts = [info["message"] or "", *(result["error"] or "" for result in info.get("results", []))]
+    assert any("bad \ufffd" in text for text in texts)
+    for text in [observation, *texts]:
+        text.encode("utf-8")

@@ -14,6 +14,7 @@ import __future__
 import ast
 import json
 import marshal
+import re
 import secrets
 import sys
 import warnings
@@ -250,7 +251,7 @@ def _from_report(report: dict[str, Any], result: ExecutionResult, total: int) ->
     status = result.status.value
     stage = report["stage"]
     if stage == "syntax":
-        message = f"SyntaxError: {report.get('message') or 'invalid syntax'}"
+        message = f"SyntaxError: {_str(report.get('message')) or 'invalid syntax'}"
         return Verdict(
             "syntax_error", (), total, status, message, _int(report.get("line")), _str(report.get("text"))
         )
@@ -283,4 +284,10 @@ def _int(value: object) -> int | None:
 
 
 def _str(value: object) -> str | None:
-    return value if isinstance(value, str) else None
+    """A text of the report, lone surrogates replaced: the program's own messages (an exception it
+    raised, a line it printed) may hold them, and they cannot be encoded as UTF-8, so shown to a
+    model, printed or sent over the wire they would fail far from their source."""
+    return _LONE_SURROGATE.sub("\ufffd", value) if isinstance(value, str) else None
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
