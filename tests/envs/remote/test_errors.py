@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterator
 
 import grpc
+import gymnasium
 import pytest
 
 import mrlm.envs
@@ -170,6 +171,19 @@ def test_an_env_raising_fails_that_call_only(address: str) -> None:
         assert other.step("still here")[0] == "echo still here"
         assert failing.reset(seed=1)[0].startswith("probe ")  # the failing session itself goes on
         assert failing.step("ok")[1] == 2.0
+
+
+@pytest.mark.parametrize("options", [{"level": 9}, {"bogus": 1}])
+def test_reset_options_the_env_refuses_are_invalid_argument_as_locally(address: str, options: dict) -> None:
+    local = gymnasium.make("mrlm/Math-v0")
+    with pytest.raises(ValueError, match=r"level|bogus") as refused_locally:
+        local.reset(seed=0, options=options)
+    with RemoteEnv(address, "mrlm/Math-v0") as remote:
+        with pytest.raises(RemoteArgumentError) as refused:
+            remote.reset(seed=0, options=options)
+        assert refused.value.code == "INVALID_ARGUMENT"
+        assert f"the env refused the reset options: {refused_locally.value}" in str(refused.value)
+        assert remote.reset(seed=0)[0] == local.reset(seed=0)[0]  # the session goes on
 
 
 def test_oversized_actions_and_messages_are_refused() -> None:

@@ -11,6 +11,8 @@ Contract:
   sit (e.g. ``$['info']['x'][0]``): non-finite floats (NaN and infinities are not JSON), dict keys
   that are not strings (JSON would silently turn ``1`` into ``"1"``) and any other type (bytes, sets,
   arbitrary objects).
+- Strings with lone surrogates (which UTF-8 cannot encode) are written with JSON's ``\\uXXXX``
+  escapes, so the text stays valid UTF-8 and decodes to the same string.
 - ``decode_json("")`` is ``{}``: an empty ``*_json`` field means "no entries". Malformed JSON, and
   the non-standard ``NaN``/``Infinity`` tokens, raise a ``ValueError`` saying where.
 """
@@ -19,9 +21,10 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
-__all__ = ["decode_json", "decode_json_object", "encode_json"]
+__all__ = ["decode_json", "decode_json_object", "encode_json", "has_lone_surrogate"]
 
 
 def encode_json(value: object) -> str:
@@ -32,7 +35,20 @@ def encode_json(value: object) -> str:
         # A container holding itself (or absurd nesting) would otherwise surface as RecursionError.
         raise ValueError("$: value is circular or nested too deeply") from None
     # ensure_ascii=False: protobuf strings are UTF-8 anyway, and it keeps the text readable.
-    return json.dumps(plain, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    text = json.dumps(plain, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    if not text.isascii() and has_lone_surrogate(text):
+        # A lone surrogate has no UTF-8 form, so no protobuf string can carry it as it is; JSON's
+        # \uXXXX escape can, and decodes to the same Python string.
+        text = json.dumps(plain, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
+    return text
+
+
+def has_lone_surrogate(text: str) -> bool:
+    """Whether ``text`` holds a lone surrogate (U+D800 to U+DFFF), which UTF-8 cannot encode."""
+    return _LONE_SURROGATE.search(text) is not None
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def decode_json(text: str) -> Any:

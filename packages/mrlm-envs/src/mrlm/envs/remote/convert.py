@@ -19,7 +19,7 @@ from gymnasium import spaces
 
 from mrlm.envs.core.spaces import TextSpace
 from mrlm.envs.registry import EnvKind
-from mrlm.proto.json_codec import decode_json, encode_json
+from mrlm.proto.json_codec import decode_json, encode_json, has_lone_surrogate
 from mrlm.proto.v1 import env_pb2 as pb
 
 __all__ = [
@@ -110,9 +110,12 @@ def space_from_proto(message: pb.Space) -> spaces.Space[Any]:
 def value_to_proto(value: Any) -> pb.Value:
     """A ``Value`` holding ``value``: text for a ``str``, unset for ``None``, JSON otherwise.
 
+    A text with a lone surrogate, which UTF-8 (and so a protobuf string) cannot hold, goes as
+    JSON, whose escapes carry it; the other side reads the same string.
+
     Raises ``ValueError`` (from the JSON codec) for values that are not JSON-encodable.
     """
-    if isinstance(value, str):
+    if isinstance(value, str) and not has_lone_surrogate(value):
         return pb.Value(text=value)
     if value is None:
         return pb.Value()
@@ -124,7 +127,7 @@ def set_value(target: pb.Value, value: Any) -> None:
 
     Filling the field in place avoids building a ``Value`` apart, which the parent would copy.
     """
-    if isinstance(value, str):
+    if isinstance(value, str) and not has_lone_surrogate(value):
         target.text = value
     elif value is not None:
         target.json = encode_json(value)

@@ -123,7 +123,7 @@ class RemoteSession:
             self.reopen()
         request = pb.ResetRequest(session_id=self._live_id(), options_json=options_json(options))
         if seed is not None:
-            request.seed = int(seed)
+            request.seed = wire_seed(seed)
         if self.connection.coalescer is not None:
             return self._batched(pb.BatchItem(reset=request), "Reset")
         reply: pb.ResetResponse = self._call("Reset", request)
@@ -257,3 +257,16 @@ def options_json(options: object) -> str:
         return encode_json(checked)
     except ValueError as error:
         raise ValueError(f"reset options travel to the server as JSON: {error}") from None
+
+
+#: The seeds a ``ResetRequest`` carries: its field is a signed 64-bit integer, and seeds are not negative.
+MAX_WIRE_SEED = 2**63 - 1
+
+
+def wire_seed(seed: object) -> int:
+    """``seed`` as a ``ResetRequest`` carries it; a ``ValueError`` names one the wire cannot (a local
+    env takes any non-negative int, the protocol those below 2**63)."""
+    value = int(seed)  # type: ignore[call-overload]
+    if not 0 <= value <= MAX_WIRE_SEED:
+        raise ValueError(f"a remote env's seed must be an int in [0, 2**63), got {value}")
+    return value

@@ -15,7 +15,7 @@ from mrlm.envs.remote.connection import BatchStream, Connection, connect
 from mrlm.envs.remote.convert import value_from_proto, value_to_proto
 from mrlm.envs.remote.errors import RemoteDeadlineError, RemoteEnvError, SessionLostError, from_batch_error
 from mrlm.envs.remote.servers import ServerList, server_list
-from mrlm.envs.remote.session import RemoteSession, options_json
+from mrlm.envs.remote.session import RemoteSession, options_json, wire_seed
 from mrlm.proto.json_codec import decode_json_object
 from mrlm.proto.v1 import env_pb2 as pb
 
@@ -133,7 +133,7 @@ class RemoteVectorEnv(VectorEnv[Any, Any, Any]):
             )
             for index, action in enumerate(per_env)
         ]
-        states = self._send(items)
+        states = self._send(items, on_failure=self._keep_up_with)
         observations = []
         rewards = np.zeros(self.num_envs, dtype=np.float64)
         terminations = np.zeros(self.num_envs, dtype=np.bool_)
@@ -159,11 +159,26 @@ class RemoteVectorEnv(VectorEnv[Any, Any, Any]):
     def _reset_item(self, index: int, seed: int | None, options_json: str) -> pb.BatchItem:
         request = pb.ResetRequest(session_id=self._sessions[index].session_id, options_json=options_json)
         if seed is not None:
-            request.seed = int(seed)
+            request.seed = wire_seed(seed)
         return pb.BatchItem(reset=request)
 
-    def _send(self, items: list[pb.BatchItem]) -> list[pb.EnvState]:
-        """One round trip (to every server at once); the first failure raises its :class:`RemoteEnvError`."""
+    def _keep_up_with(self, states: list[pb.EnvState | None]) -> None:
+        """After a step that failed for some sub-envs: the server still ran the others (``states``
+        holds what they returned, None for the failed ones), so note which of them ended their
+        episode, for the next step to reset them rather than step them past their end."""
+        for index, state in enumerate(states):
+            if state is not None:
+                agent = state.agents[0]
+                ended = agent.terminated or agent.truncated
+                self._autoreset[index] = ended and not self._autoreset[index]  # an autoreset starts one
+
+    def _send(
+        self,
+        items: list[pb.BatchItem],
+        on_failure: Callable[[list[pb.EnvState | None]], None] | None = None,
+    ) -> list[pb.EnvState]:
+        """One round trip (to every server at once); the first failure raises its :class:`RemoteEnvError`,
+        after ``on_failure`` was given the states of the items that succeeded (None for the others)."""
         by_home: dict[int, list[int]] = {}
         for index in range(len(items)):
             by_home.setdefault(self._homes[index], []).append(index)
@@ -171,7 +186,7 @@ class RemoteVectorEnv(VectorEnv[Any, Any, Any]):
             (home, indices, self._start(home, pb.BatchRequest(items=[items[i] for i in indices])))
             for home, indices in by_home.items()
         ]
-        states: list[pb.EnvState] = [pb.EnvState()] * len(items)
+        states: list[pb.EnvState | None] = [None] * len(items)
         failure: RemoteEnvError | None = None
         for home, indices, reply in waiting:
             try:
@@ -189,8 +204,10 @@ class RemoteVectorEnv(VectorEnv[Any, Any, Any]):
                 else:
                     states[index] = result.state
         if failure is not None:
+            if on_failure is not None:
+                on_failure(states)
             raise failure
-        return states
+        return [state if state is not None else pb.EnvState() for state in states]
 
     def _start(self, home: int, request: pb.BatchRequest) -> Callable[[], pb.BatchResponse]:
         """Send a batch to server ``home``; the function returned waits for its reply."""

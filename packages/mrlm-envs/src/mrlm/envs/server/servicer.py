@@ -291,7 +291,21 @@ class EnvServicer(env_pb2_grpc.EnvServiceServicer):
 def _reset_call(request: pb.ResetRequest) -> Callable[[Driver], pb.EnvState]:
     seed = request.seed if request.HasField("seed") else None
     options = decode_client_object(request.options_json, "options_json")
-    return lambda driver: driver.reset(seed, options)
+    if not options:
+        return lambda driver: driver.reset(seed, options)
+
+    def reset(driver: Driver) -> pb.EnvState:
+        # An env refuses reset options it does not take (an unknown key, a task index out of range)
+        # with ValueError, as a local caller sees it; the client should hear a refused argument
+        # (RemoteArgumentError, also a ValueError), not a failure of the env.
+        try:
+            return driver.reset(seed, options)
+        except ValueError as error:
+            raise RequestError(
+                grpc.StatusCode.INVALID_ARGUMENT, f"the env refused the reset options: {error}"
+            ) from None
+
+    return reset
 
 
 def _item_call(session: Session, item: pb.BatchItem) -> Callable[[], pb.EnvState]:
