@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import doctest
 import pickle
+import re
 import subprocess
 import sys
 import time
 from typing import Any
 
 import gymnasium
+import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
 import mrlm.envs
-from mrlm.envs.math import LEVELS, TOPICS, MathEnv
+from mrlm.envs.math import LEVELS, TOPICS, MathEnv, generate_task
 from mrlm.envs.math import env as env_module
 from tests.envs.math.test_records import MIXED
 
@@ -169,6 +171,27 @@ def test_constructor_validation() -> None:
         MathEnv(verify_timeout=0)
     with pytest.raises(ValueError, match="answer_window"):
         MathEnv(answer_window=0)
+
+
+@pytest.mark.parametrize("level", [2.0, True, np.int64(9), "2"])
+def test_a_level_that_is_not_an_int_in_range_is_refused_everywhere(level: object) -> None:
+    # 2.0 == 2 and True == 1 to Python; a float level broke task generation, a bool leaked into info.
+    with pytest.raises(
+        ValueError, match=rf"^level must be one of \(1, 2, 3, 4, 5\) or None, got {re.escape(repr(level))}$"
+    ):
+        MathEnv(level=level)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"options\['level'\] must be one of"):
+        MathEnv().reset(seed=0, options={"level": level})
+    with pytest.raises(ValueError, match="level must be one of"):
+        generate_task(np.random.default_rng(0), level)  # type: ignore[arg-type]
+
+
+def test_a_numpy_int_level_is_served_as_a_plain_int() -> None:
+    env = MathEnv(level=np.int64(2))
+    _, info = env.reset(seed=0)
+    assert info["level"] == 2 and type(info["level"]) is int
+    _, info = env.reset(seed=0, options={"level": np.int64(3)})
+    assert info["level"] == 3 and type(info["level"]) is int
 
 
 def test_topics_and_level_restrict_episodes() -> None:

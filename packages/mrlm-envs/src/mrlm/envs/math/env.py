@@ -14,7 +14,7 @@ from mrlm.envs.core.text_env import Feedback, TextEnv
 from mrlm.envs.math.answers import ANSWER_WINDOW, extract
 from mrlm.envs.math.generator import draw_task, resolve_topics
 from mrlm.envs.math.records import load_records
-from mrlm.envs.math.tasks import LEVELS, MathTask
+from mrlm.envs.math.tasks import LEVELS, MathTask, is_level
 from mrlm.envs.math.verify import DEFAULT_VERIFY_TIMEOUT, check_answer
 
 SYSTEM_PROMPT = (
@@ -118,14 +118,14 @@ class MathEnv(TextEnv):
         render_mode: str | None = None,
     ) -> None:
         super().__init__(max_turns=max_turns, render_mode=render_mode)
-        if level is not None and level not in LEVELS:
+        if level is not None and not is_level(level):
             raise ValueError(f"level must be one of {LEVELS} or None, got {level!r}")
         timeout = finite_float("verify_timeout", verify_timeout)
         if not timeout > 0:
             raise ValueError(f"verify_timeout must be positive, got {verify_timeout!r}")
         if not isinstance(answer_window, int) or answer_window < 1:
             raise ValueError(f"answer_window must be a positive int, got {answer_window!r}")
-        self.level = level
+        self.level = None if level is None else int(level)
         self.topics = resolve_topics(topics)
         self.records: list[MathTask] | None = None
         if records is not None:
@@ -158,10 +158,10 @@ class MathEnv(TextEnv):
         level = options.get("level", self.level)
         if level is None:
             level = LEVELS[int(rng.integers(len(LEVELS)))]
-        elif level not in LEVELS:
+        elif not is_level(level):
             raise ValueError(f"options['level'] must be one of {LEVELS}, got {level!r}")
         topics = resolve_topics(options["topic"]) if "topic" in options else self.topics
-        return draw_task(rng, level, topics)
+        return draw_task(rng, int(level), topics)
 
     def _record(self, rng: np.random.Generator, options: dict[str, Any]) -> MathTask:
         assert self.records is not None

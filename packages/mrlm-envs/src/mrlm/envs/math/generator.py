@@ -28,7 +28,7 @@ import numpy as np
 from mrlm.envs.math.algebra import inequality_task, linear_equation_task, linear_system_task
 from mrlm.envs.math.arithmetic import decimals_task, fractions_task, integers_task
 from mrlm.envs.math.multistep import multi_step_task
-from mrlm.envs.math.tasks import LEVELS, MathTask
+from mrlm.envs.math.tasks import LEVELS, MathTask, is_level
 from mrlm.envs.math.word_problems import word_problem_task
 
 _GENERATORS: dict[str, Callable[[np.random.Generator, int], MathTask]] = {
@@ -84,9 +84,9 @@ def generate_task(
     then the task from that topic's generator. Only ``rng`` is used, so the same generator state always
     gives the same task.
     """
-    if level not in LEVELS:
+    if not is_level(level):
         raise ValueError(f"level must be one of {LEVELS}, got {level!r}")
-    return draw_task(rng, level, resolve_topics(topics))
+    return draw_task(rng, int(level), resolve_topics(topics))
 
 
 def draw_task(rng: np.random.Generator, level: int, topics: tuple[str, ...]) -> MathTask:

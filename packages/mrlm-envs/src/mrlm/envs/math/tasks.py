@@ -14,6 +14,13 @@ import numpy as np
 
 LEVELS = (1, 2, 3, 4, 5)
 
+
+def is_level(value: object) -> bool:
+    """Whether ``value`` is one of :data:`LEVELS` as an int (numpy's too); a float or a bool is not,
+    though ``2.0 == 2`` and ``True == 1`` to Python."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value in LEVELS
+
+
 T = TypeVar("T")
 
 
