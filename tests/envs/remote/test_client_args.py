@@ -134,7 +134,9 @@ def test_hostile_kwargs_are_invalid_argument_naming_the_argument(
 
 def test_the_refusal_says_what_is_allowed(stub: env_pb2_grpc.EnvServiceStub) -> None:
     _, details = _refused(stub, "mrlm/Debate-v0", {"rounds": 10**9})
-    assert "must be an int in [1, 16], got 1000000000" in details
+    assert "must be an int in [2, 16], got 1000000000" in details
+    code, details = _refused(stub, "mrlm/Debate-v0", {"rounds": 1})  # a debate opens and closes
+    assert code == "INVALID_ARGUMENT" and "argument 'rounds' must be an int in [2, 16], got 1" in details
     _, details = _refused(stub, "mrlm/Code-v0", {"memory_limit_mb": 3072})
     assert "in [16, 512]" in details and "lower, never raise" in details
     _, details = _refused(stub, "mrlm/Debate-v0", {"judge": "http://10.0.0.1/v1"})
@@ -157,6 +159,40 @@ def test_limits_can_be_lowered_and_allowed_values_open_sessions(
     for session_id in opened:
         stub.CloseSession(pb.CloseSessionRequest(session_id=session_id), timeout=TIMEOUT_S)
     assert len(builtin_server.store) == 0
+
+
+#: Bounds that hold only together with another argument, which is given alongside.
+INT_BOUND_COMPANIONS: dict[tuple[str, str, int], dict[str, Any]] = {
+    ("mrlm/TeamSum-v0", "low", 99): {"high": 99},
+    ("mrlm/TeamSum-v0", "high", 0): {"low": 0},
+}
+#: Bounds the env accepts only with records that allow them (the built-in problems have 2 or 3 parts).
+INT_BOUNDS_NEEDING_RECORDS = {("mrlm/CoopCode-v0", "num_agents", 8)}
+
+
+def _declared(env_id: str) -> ClientArgs:
+    declared = mrlm.envs.env_entry(env_id).client_args
+    assert declared is not None, env_id
+    return declared
+
+
+INT_BOUNDS = [
+    (env_id, name, value)
+    for env_id in BUILTIN
+    for name, kind in _declared(env_id).args.items()
+    if isinstance(kind, Int)
+    for value in (kind.low, kind.high)
+    if (env_id, name, value) not in INT_BOUNDS_NEEDING_RECORDS
+]
+
+
+@pytest.mark.parametrize(
+    ("env_id", "name", "value"), INT_BOUNDS, ids=[f"{e}-{n}={v}" for e, n, v in INT_BOUNDS]
+)
+def test_every_declared_int_bound_builds_the_env(env_id: str, name: str, value: int) -> None:
+    # A value the declaration lets through must not be refused by the env itself.
+    kwargs = {name: value, **INT_BOUND_COMPANIONS.get((env_id, name, value), {})}
+    mrlm.envs.make(env_id, **kwargs).close()
 
 
 def test_paths_reveal_nothing_of_the_server_s_files(

@@ -92,7 +92,7 @@ TOOL_USE_ARGS = ClientArgs(
 DEBATE_ARGS = ClientArgs(
     {
         "topics": ListOf(Str(500), max_items=256, min_items=1, optional=True),
-        "rounds": Int(1, 16),
+        "rounds": Int(2, 16),  # an opening and a closing at least
         "debaters_per_side": Int(1, 4),
         "reward_mode": Choice(("zero_sum", "scores")),
         "max_turn_chars": Limit(1),
