@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gymnasium
 import numpy as np
 import pytest
 
@@ -38,3 +39,17 @@ def test_bad_options_are_refused(index: object) -> None:
         choose_task(TASKS, IDS, _rng(), {"index": index})
     with pytest.raises(ValueError, match="unknown task_id 'z'"):
         choose_task(TASKS, IDS, _rng(), {"task_id": "z"})
+
+
+@pytest.mark.parametrize("task_id", [["a"], {"a": 1}, 0, None])
+def test_a_task_id_that_is_not_a_string_is_refused_with_its_type(task_id: object) -> None:
+    name = type(task_id).__name__
+    with pytest.raises(ValueError, match=rf"options\['task_id'\] must be a str, got {name} "):
+        choose_task(TASKS, IDS, _rng(), {"task_id": task_id})
+
+
+def test_an_env_refuses_an_unhashable_task_id_with_a_value_error() -> None:
+    env = gymnasium.make("mrlm/Code-v0")
+    with pytest.raises(ValueError, match=r"options\['task_id'\] must be a str, got list \['a'\]"):
+        env.reset(options={"task_id": ["a"]})
+    env.close()

@@ -36,11 +36,15 @@ def choose_task(
         seed: the seed given to ``reset``, or None.
 
     Raises:
-        ValueError: an unknown id, or an index that is not an int in range (a bool is refused, though
-            it is an int to Python).
+        ValueError: an id that is not a string or is unknown, or an index that is not an int in range
+            (a bool is refused, though it is an int to Python).
     """
     if "task_id" in options:
         task_id = options["task_id"]
+        # Ids are strings; anything else is refused before the lookup, which would raise TypeError
+        # for an unhashable value (a list from JSON, say).
+        if not isinstance(task_id, str):
+            raise ValueError(f"options['task_id'] must be a str, got {type(task_id).__name__} {task_id!r}")
         if task_id not in positions_by_id:
             raise ValueError(f"unknown task_id {task_id!r}; this env has {len(tasks)} tasks")
         return tasks[positions_by_id[task_id]]
