@@ -6,7 +6,7 @@ from __future__ import annotations
 import doctest
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -329,6 +329,46 @@ def test_errors_raised_by_user_functions_name_the_function_and_the_turn() -> Non
         TaskFunctionError, match=r"comlrl_reward\(comlrl_sum_reward\).* at turn 1.*ValueError"
     ):
         env.step({"agent_0": "two", "agent_1": "3"})
+
+
+def _fails_once(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``func``, except that its first call raises, as a scoring API that timed out once would."""
+    calls = 0
+
+    def fails_once(*args: Any) -> Any:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            raise ConnectionError("timed out")
+        return func(*args)
+
+    return fails_once
+
+
+@pytest.mark.parametrize("failing", ["reward", "transition"])
+def test_a_step_whose_function_raises_changes_nothing_and_a_retry_goes_on_as_if_it_never_failed(
+    failing: str,
+) -> None:
+    functions: dict[str, Any] = {"reward": _sum_reward, "transition": _revise}
+    steady = _env(num_turns=3, render_mode="ansi", **functions)
+    flaky = _env(num_turns=3, render_mode="ansi", **{**functions, failing: _fails_once(functions[failing])})
+    assert flaky.reset(seed=1) == steady.reset(seed=1)  # record 1: a = 10, b = -4
+
+    def state(env: DatasetTaskEnv) -> tuple[Any, ...]:
+        return env.prompts, env.replies, env.render(), env.agents
+
+    before = state(flaky)
+    with pytest.raises(TaskFunctionError, match=r"(at|after) turn 1"):
+        flaky.step({"agent_0": "1", "agent_1": "2"})
+    assert state(flaky) == before
+    # The retry is turn 1 again; every step after it answers what the env that never failed answers.
+    for moves in (
+        {"agent_0": "1", "agent_1": "2"},
+        {"agent_0": "10", "agent_1": "-4"},
+        {"agent_0": "3", "agent_1": "3"},
+    ):
+        assert flaky.step(moves) == steady.step(moves)
+    assert state(flaky) == state(steady) and flaky.agents == []
 
 
 @pytest.mark.parametrize(

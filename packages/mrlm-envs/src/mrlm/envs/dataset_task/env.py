@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from mrlm.envs.core import Outcome, TextParallelEnv
+from mrlm.envs.core.multi_agent import TextObservation
 from mrlm.envs.core.records import record_rows
 from mrlm.envs.core.spaces import DEFAULT_MAX_OBSERVATION_LENGTH
 from mrlm.envs.core.task_choice import choose_task
@@ -56,7 +57,8 @@ class DatasetTaskEnv(TextParallelEnv):
     reply, the transition after every turn but the last), so replaying a seed replays the episode
     when the functions are deterministic. Whatever a function raises, or a result the env cannot use
     (a reward that is not a finite number, a prompt that is not a ``str``, a wrong number of
-    prompts), is a :class:`TaskFunctionError` naming the function, the turn and the record.
+    prompts), is a :class:`TaskFunctionError` naming the function, the turn and the record; a ``step``
+    that raises it changes nothing, so the same step can be retried or the episode reset.
 
     ## Action Space
     ``TextSpace``: the agent's reply; anything is accepted and passed to ``reward`` unchanged.
@@ -189,6 +191,32 @@ class DatasetTaskEnv(TextParallelEnv):
         return [list(history) for history in self._replies]
 
     # The game ---------------------------------------------------------------------------------------
+
+    def step(
+        self, actions: Mapping[str, str]
+    ) -> tuple[
+        dict[str, TextObservation],
+        dict[str, float],
+        dict[str, bool],
+        dict[str, bool],
+        dict[str, dict[str, Any]],
+    ]:
+        """One joint reply: the reward of this turn and, unless it is the last, every agent's next prompt.
+
+        All or nothing: when the step raises (a :class:`TaskFunctionError` from the reward or
+        transition function, or a refused action), the env is exactly as before it: same turn,
+        prompts, replies, transcript and live agents. Retrying the same step then scores the same turn,
+        and the episode goes on as if the failed call had never been made.
+        """
+        # The base class writes the moves to the transcript before the user's functions run, and
+        # ``_act`` records each result as it comes: put all of it back if the step does not finish.
+        turn, prompts, replies, transcript = self._turn, self.prompts, self.replies, len(self._transcript)
+        try:
+            return super().step(actions)
+        except BaseException:
+            self._turn, self._prompts, self._replies = turn, prompts, replies
+            del self._transcript[transcript:]
+            raise
 
     def _start(self, rng: np.random.Generator, options: dict[str, Any]) -> Mapping[str, Mapping[str, Any]]:
         asked = {"index": options["index"]} if "index" in options else {}
