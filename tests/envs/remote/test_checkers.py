@@ -193,7 +193,17 @@ def test_render_ansi_and_human(address: str, capsys: pytest.CaptureFixture[str])
         env.reset(seed=1)
         env.step("hello")
         assert env.render() == local.render() == f"[env]\n{first}\n[agent]\nhello\n[env]\necho hello\n"
-    with RemoteEnv(address, PROBE_ID, render_mode="human") as env:
-        env.reset(seed=1)
-        assert env.render() is None
-    assert f"[env]\n{first}" in capsys.readouterr().out  # printed here, not on the server
+    printed = []
+    for human in (
+        mrlm.envs.make(PROBE_ID, render_mode="human"),
+        RemoteEnv(address, PROBE_ID, render_mode="human"),
+    ):
+        human.reset(seed=1)
+        human.step("hello")
+        during = capsys.readouterr().out
+        assert human.render() is None
+        printed.append((during, capsys.readouterr().out))
+        human.close()
+    # Local, then remote: the lines as they come, then the transcript on render(), printed here
+    transcript = f"[env]\n{first}\n[agent]\nhello\n[env]\necho hello\n"
+    assert printed == [(transcript, transcript + "\n")] * 2

@@ -143,9 +143,12 @@ class TextEnv(gymnasium.Env[str, str], abc.ABC):
         return feedback.observation, float(feedback.reward), terminated, False, info
 
     def render(self) -> str | None:
-        """The transcript in ``"ansi"`` mode; printed in ``"human"`` mode (which returns None)."""
+        """The transcript in ``"ansi"`` mode; printed in ``"human"`` mode (which returns None), where
+        ``reset`` and ``step`` also print each new entry as it comes."""
         if self.render_mode == "ansi":
             return self._transcript_text()
+        if self.render_mode == "human":
+            print(self._transcript_text())
         return None
 
     # ----------------------------------------------------------------------------------------------

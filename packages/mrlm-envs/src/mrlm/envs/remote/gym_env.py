@@ -33,7 +33,9 @@ class RemoteEnv(gymnasium.Env[Any, Any]):
     ``mrlm.envs.make("grpc://127.0.0.1:50051/mrlm/Math-v0", level=1)`` builds the same client.
 
     Values cross the wire as text or JSON: infos and JSON observations come back with JSON's types
-    (tuples become lists). ``render_mode="human"`` renders on the server as ``"ansi"`` and prints here.
+    (tuples become lists). ``render_mode="human"`` prints here what a local text env prints: each
+    new transcript entry in ``reset`` and ``step``, and the whole transcript (the server's ``"ansi"``
+    text) on ``render()``.
     A call that finds its session gone raises :class:`~mrlm.envs.remote.errors.SessionLostError`; the
     next ``reset()`` then opens a new session. ``close()`` releases the session and never raises.
 
@@ -72,9 +74,9 @@ class RemoteEnv(gymnasium.Env[Any, Any]):
         super().reset(seed=seed)  # the checker looks for a seeded np_random on the client too
         state = self._session.reset(seed, options)
         agent = state.agents[0]
-        return value_from_proto(agent.observation, self.observation_space), decode_json_object(
-            agent.info_json
-        )
+        observation = value_from_proto(agent.observation, self.observation_space)
+        self._print_human(("env", observation))
+        return observation, decode_json_object(agent.info_json)
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         request = pb.StepRequest()
@@ -82,8 +84,10 @@ class RemoteEnv(gymnasium.Env[Any, Any]):
         set_value(request.action, action)
         state = self._session.step(request)
         agent = state.agents[0]
+        observation = value_from_proto(agent.observation, self.observation_space)
+        self._print_human(("agent", action), ("env", observation))
         return (
-            value_from_proto(agent.observation, self.observation_space),
+            observation,
             agent.reward,
             agent.terminated,
             agent.truncated,
@@ -93,6 +97,13 @@ class RemoteEnv(gymnasium.Env[Any, Any]):
     def render(self) -> Any:
         """The server's ``"ansi"`` text; printed (and None returned) in ``"human"`` mode."""
         return self._session.render_as(self.render_mode)
+
+    def _print_human(self, *entries: tuple[str, Any]) -> None:
+        """In ``"human"`` mode, print what ``reset`` and ``step`` add to the transcript, as a local
+        text env prints it (without a round trip: the entries are the action and observation)."""
+        if self.render_mode == "human":
+            for speaker, text in entries:
+                print(f"[{speaker}]\n{text}")
 
     def close(self) -> None:
         """Release the server session (and the channel, if this client opened it). Never raises."""
