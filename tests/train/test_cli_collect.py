@@ -214,3 +214,17 @@ def test_a_broken_env_or_model_exits_with_one_line(
     error = capsys.readouterr().err
     assert error.startswith(prefix) and error.count("\n") == 1, error
     assert not (tmp_path / "x.jsonl").exists()
+
+
+def test_a_group_of_greedy_episodes_is_refused_while_parsing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Greedy episodes of one task are all the same: a group of them would be copies, as eval's --k.
+    argv = ["collect", "--model", "tiny", "-o", str(tmp_path / "d.jsonl"), "--temperature", "0"]
+    with pytest.raises(SystemExit) as exit_:
+        main([*argv, "--group-size", "3"])
+    assert exit_.value.code == 2
+    assert "group_size=3 episodes per task need a temperature above 0" in " ".join(
+        capsys.readouterr().err.replace("\u2502", " ").split()
+    )
+    assert not (tmp_path / "d.jsonl").exists()

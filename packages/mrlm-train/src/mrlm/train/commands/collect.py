@@ -41,6 +41,11 @@ class CollectArgs(PlayConfig):
             raise ValueError("output must name the JSONL file to write (-o FILE)")
         if self.group_size < 1:
             raise ValueError(f"group_size must be at least 1, got {self.group_size}")
+        if self.group_size > 1 and self.temperature == 0:
+            raise ValueError(
+                f"group_size={self.group_size} episodes per task need a temperature above 0: greedy "
+                "episodes of one task are all the same"
+            )
         if self.filter_reward is not None and not math.isfinite(self.filter_reward):
             raise ValueError(f"filter_reward must be a finite number, got {self.filter_reward}")
 
