@@ -1,8 +1,9 @@
-"""YAML configs: scalar fields get values of their type, or an error naming the field and the value."""
+"""YAML configs: fields get values of their type, or an error naming the field and the value; keys once."""
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import threading
 from pathlib import Path
@@ -10,9 +11,14 @@ from typing import Any
 
 import pytest
 
+from mrlm.train.algorithms.dpo import DPOConfig
 from mrlm.train.algorithms.grpo import GRPOConfig
+from mrlm.train.algorithms.magrpo import MAGRPOConfig
+from mrlm.train.algorithms.ppo import PPOConfig
 from mrlm.train.algorithms.sft import SFTConfig
 from mrlm.train.cli import main
+from mrlm.train.commands import COMMANDS
+from mrlm.train.commands.plot import PlotArgs
 from mrlm.train.config_io import ConfigError, from_dict, load_mapping
 
 
@@ -167,3 +173,171 @@ def _with_algorithm(config: Path) -> Path:
     train_file = config.with_name("train.yaml")
     train_file.write_text("algorithm: grpo\n" + config.read_text())
     return train_file
+
+
+@pytest.mark.parametrize(
+    ("cls", "data", "message"),
+    [
+        (
+            DPOConfig,
+            {"reference": "modle"},
+            r"^c.reference: expected one of 'model', 'precomputed', 'none', ",
+        ),
+        (
+            DPOConfig,
+            {"loss_type": "sigmoidal"},
+            r"^c.loss_type: .*, got 'sigmoidal' \(did you mean 'sigmoid'\?\)$",
+        ),
+        (
+            PPOConfig,
+            {"critic": "value-head"},
+            r"^c.critic: .*, got 'value-head' \(did you mean 'value_head'\?\)$",
+        ),
+        (PPOConfig, {"kl_in": "rewards"}, r"^c.kl_in: expected one of 'reward', 'loss', got 'rewards' "),
+        (
+            GRPOConfig,
+            {"std_scaling": "groups"},
+            r"^c.std_scaling: .*, got 'groups' \(did you mean 'group'\?\)$",
+        ),
+        (GRPOConfig, {"aggregation": 1}, r"^c.aggregation: expected one of 'sequence_mean', .*, got 1$"),
+        (SFTConfig, {"data": "x", "target": "world"}, r"^c.target: expected one of .*'both', got 'world'$"),
+        (MAGRPOConfig, {"kind": "aecc"}, r"^c.kind: expected one of 'parallel', 'aec', got 'aecc' "),
+        # `mixed_precision: no` is YAML for false, not the word "no"
+        (
+            GRPOConfig,
+            {"dist": {"mixed_precision": False}},
+            r"^c.dist.mixed_precision: .*, got False; quote the word",
+        ),
+    ],
+)
+def test_a_literal_field_takes_only_its_values(cls: type, data: dict[str, Any], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        from_dict(cls, data, where="c")
+
+
+def test_a_literal_field_takes_each_of_its_values_and_none_where_optional() -> None:
+    assert from_dict(DPOConfig, {"reference": "none"}).reference == "none"
+    assert from_dict(PPOConfig, {"critic": "model", "kl_in": "loss"}).kl_in == "loss"
+    assert from_dict(MAGRPOConfig, {"kind": "aec"}).kind == "aec"
+    assert from_dict(MAGRPOConfig, {"kind": None}).kind is None
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"data": 5}, r"^c.data: expected text, got a number \(5\); quote it to mean text$"),
+        ({"data": None}, r"^c.data: expected text, got nothing \(null\)$"),
+        ({"run": {"output_dir": 5}}, r"^c.run.output_dir: expected text, got a number \(5\)"),
+        ({"run": {"resume": 5}}, r"^c.run.resume: expected text, got a number \(5\)"),  # `resume: 0005`
+        ({"run": {"output_dir": {"a": 1}}}, r"^c.run.output_dir: expected text, got a mapping"),
+        ({"model": {"name_or_path": ["tiny"]}}, r"^c.model.name_or_path: expected text, got a list"),
+        (
+            {"model": {"attn_implementation": True}},
+            r"^c.model.attn_implementation: expected text, got a bool",
+        ),
+        (
+            {"run": {"report_to": "wandb"}},
+            r"^c.run.report_to: expected a list, got text \('wandb'\); write \[wandb\]$",
+        ),
+        ({"run": {"report_to": [5]}}, r"^c.run.report_to\[0\]: expected text, got a number \(5\)"),
+        ({"model": {"lora_target_modules": [None]}}, r"^c.model.lora_target_modules\[0\]: expected text"),
+    ],
+)
+def test_a_text_field_refuses_a_value_that_is_not_text(data: dict[str, Any], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        from_dict(SFTConfig, {"data": "x.jsonl", **data}, where="c")
+
+
+@pytest.mark.parametrize(
+    ("cls", "data", "message"),
+    [
+        (GRPOConfig, {"env_id": 5}, r"^c.env_id: expected text, got a number \(5\)"),
+        (GRPOConfig, {"env_kwargs": [1]}, r"^c.env_kwargs: expected text, got a list"),
+        (GRPOConfig, {"env_mixture": {"id": "x"}}, r"^c.env_mixture: expected text, got a mapping"),
+        (MAGRPOConfig, {"agent_models": ["a"]}, r"^c.agent_models: expected a mapping, got a list"),
+        (MAGRPOConfig, {"agent_models": {"a": 1}}, r"^c.agent_models.a: expected text, got a number"),
+        (PlotArgs, {"run_dir": 5}, r"^c.run_dir: expected text, got a number"),
+        (PlotArgs, {"run_dir": "r", "keys": "reward"}, r"^c.keys: expected a list, got text"),
+    ],
+)
+def test_other_text_fields_refuse_a_value_that_is_not_text(
+    cls: type, data: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(ConfigError, match=message):
+        from_dict(cls, data, where="c")
+
+
+def test_text_lists_mappings_and_paths_take_their_values() -> None:
+    config = from_dict(
+        SFTConfig,
+        {
+            "data": "x",
+            "run": {"report_to": ["tensorboard"]},
+            "model": {"name_or_path": "tiny", "lora_target_modules": ["q_proj"]},
+        },
+    )
+    assert config.run.report_to == ("tensorboard",) and config.model.lora_target_modules == ("q_proj",)
+    agents = {"policies": "per_agent", "agent_models": {"a": "tiny"}}
+    assert from_dict(MAGRPOConfig, agents).agent_models == {"a": "tiny"}
+    plot = from_dict(PlotArgs, {"run_dir": "runs/x", "keys": ["reward"], "output": "p.png"})
+    assert (plot.run_dir, plot.keys, plot.output) == (Path("runs/x"), ("reward",), Path("p.png"))
+
+
+def test_json_fields_may_be_written_as_yaml() -> None:
+    mixture = [{"id": "mrlm/Math-v0", "weight": 2}]
+    config = from_dict(GRPOConfig, {"env_kwargs": {"level": 1}, "env_mixture": mixture})
+    assert (json.loads(config.env_kwargs), json.loads(config.env_mixture)) == ({"level": 1}, mixture)
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "lines"),
+    [
+        ("run: {output_dir: mine}\ngroup_size: 4\nrun: {max_steps: 2}\n", "run", (1, 3)),
+        ("run:\n  output_dir: mine\n  max_steps: 2\n  output_dir: theirs\n", "output_dir", (2, 4)),
+    ],
+)
+def test_a_key_given_twice_is_refused_with_both_lines(
+    tmp_path: Path, text: str, key: str, lines: tuple[int, int]
+) -> None:
+    path = _written(tmp_path / "run.yaml", text.encode())
+    with pytest.raises(ConfigError) as caught:
+        load_mapping(path)
+    assert str(caught.value) == (
+        f"{path}: key {key!r} is given twice in one mapping, on lines {lines[0]} and {lines[1]}; keep one"
+    )
+
+
+def test_a_merged_key_may_be_overridden(tmp_path: Path) -> None:
+    text = b"base: &base {max_steps: 2, seed: 1}\nrun:\n  <<: *base\n  seed: 3\n"
+    assert load_mapping(_written(tmp_path / "run.yaml", text))["run"] == {"max_steps": 2, "seed": 3}
+
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+@pytest.mark.parametrize(
+    "path", sorted(EXAMPLES.glob("**/*.yaml")), ids=lambda path: str(path.relative_to(EXAMPLES))
+)
+def test_every_example_config_loads(path: Path) -> None:
+    """Each YAML example fills the config of its algorithm: its `algorithm:` key, else the command
+    its name starts with (grpo_math.yaml)."""
+    data = load_mapping(path)
+    name = data.pop("algorithm", None) or next(c.name for c in COMMANDS if path.stem.startswith(c.name + "_"))
+    args = next(c.args for c in COMMANDS if c.name == name)
+    assert isinstance(from_dict(args, data, where=str(path)), args)
+
+
+def test_a_value_of_the_wrong_type_is_refused_although_flags_follow(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Flags may replace a value the config's own check refuses, not a value of the wrong type."""
+    seen = _captured_grpo(monkeypatch)
+    config = tmp_path / "run.yaml"
+    for text, error in [
+        ("std_scaling: groups\n", "std_scaling: expected one of 'group', 'batch', 'none', got 'groups'"),
+        ("run: {output_dir: 5}\n", "run.output_dir: expected text, got a number (5)"),
+    ]:
+        config.write_text(text)
+        assert main(["grpo", "--config", str(config), "--std-scaling", "group", "--run.output-dir", "o"]) == 1
+        assert f"ConfigError: {config}.{error}" in capsys.readouterr().err
+    assert not seen

@@ -1,7 +1,8 @@
 """Config dataclasses from YAML files: ``--config run.yaml`` fills the same dataclasses the flags do.
 
-Keys mirror the dataclass fields, nested dataclasses are nested mappings. Unknown keys are errors that
-name the key's path and the closest field, so a typo never passes silently.
+Keys mirror the dataclass fields, nested dataclasses are nested mappings. Unknown keys, a key given
+twice in one mapping, and values of the wrong type (a word a ``Literal`` field does not list, a number
+where text is wanted) are errors that name the key's path, so a typo never passes silently.
 """
 
 from __future__ import annotations
@@ -11,10 +12,11 @@ import contextvars
 import dataclasses
 import difflib
 import json
+import reprlib
 import stat
 import types
 import typing
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any, TypeVar
 
 import yaml
@@ -23,6 +25,9 @@ T = TypeVar("T")
 
 # Field types whose YAML values are checked and converted (a wrong one would fail much later).
 _SCALARS = (bool, int, float)
+
+#: Text fields that hold JSON, which a file may write as YAML structure instead: the value's kind.
+_JSON_TEXT: dict[str, type] = {"env_kwargs": dict, "env_mixture": list}
 
 
 #: Set by :func:`checks_deferred`: a file's values that a config's own check refuses are kept as they
@@ -93,7 +98,9 @@ def load_mapping(path: str | Path) -> dict[str, Any]:
     except UnicodeDecodeError as error:
         raise ConfigError(f"{file}: not UTF-8 text (byte {error.start})") from None
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_UniqueKeyLoader)  # a SafeLoader: plain data only
+    except _DuplicateKeyError as error:
+        raise ConfigError(f"{file}: {error}") from None
     except yaml.YAMLError as error:
         raise ConfigError(f"{file}: not valid YAML: {error}") from None
     if data is None:
@@ -101,6 +108,32 @@ def load_mapping(path: str | Path) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise ConfigError(f"{file}: the top level must be a mapping of config keys")
     return data
+
+
+class _DuplicateKeyError(yaml.YAMLError):
+    """A key given twice in one mapping of the file."""
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, refusing a key given twice in one mapping, which it would otherwise
+    resolve by keeping the last value and silently dropping the first (say, a whole ``run:`` block)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: dict[Any, yaml.Node] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue  # `<<: *defaults`: keys written beside it override the merged ones, by design
+            key = self.construct_object(key_node, deep=deep)
+            try:
+                first = seen.setdefault(key, key_node)
+            except TypeError:
+                continue  # an unhashable key: the base loader refuses it
+            if first is not key_node:
+                raise _DuplicateKeyError(
+                    f"key {key!r} is given twice in one mapping, on lines {first.start_mark.line + 1} "
+                    f"and {key_node.start_mark.line + 1}; keep one"
+                )
+        return super().construct_mapping(node, deep=deep)
 
 
 def from_dict(cls: type[T], data: dict[str, Any], *, where: str = "config") -> T:
@@ -115,7 +148,11 @@ def from_dict(cls: type[T], data: dict[str, Any], *, where: str = "config") -> T
             close = difflib.get_close_matches(str(key), list(fields), n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             raise ConfigError(f"{where}: unknown key {key!r}{hint}; known keys: {', '.join(fields)}")
-        values[key] = _convert(hints[key], value, f"{where}.{key}")
+        kind = _JSON_TEXT.get(key)
+        if hints[key] is str and kind is not None and isinstance(value, kind):
+            values[key] = json.dumps(value)  # env_kwargs as a mapping, env_mixture as a list
+        else:
+            values[key] = _convert(hints[key], value, f"{where}.{key}")
     try:
         return cls(**values)
     except (TypeError, ValueError) as error:
@@ -143,26 +180,78 @@ def _unchecked(cls: type[T], values: dict[str, Any]) -> T:
 
 
 def _convert(hint: Any, value: Any, where: str) -> Any:
+    """``value`` as a field typed ``hint`` takes it, or a ConfigError naming ``where`` and the value.
+
+    Nested dataclasses take mappings; ``Literal`` fields one of their values, of its type too (YAML's
+    bare ``no`` is false, not the word); text and path fields text; numbers and booleans go through
+    :func:`_scalar`; ``tuple[X, ...]`` a list and ``dict[K, V]`` a mapping, item by item. ``None`` is
+    taken where the hint allows it. Other hints take the value as it is.
+    """
+    options = typing.get_args(hint) if typing.get_origin(hint) in (typing.Union, types.UnionType) else ()
+    if type(None) in options:
+        if value is None:
+            return None
+        rest = [option for option in options if option is not type(None)]
+        if len(rest) == 1:
+            hint = rest[0]  # X | None: an X from here on
     if dataclasses.is_dataclass(hint) and isinstance(hint, type):
         if not isinstance(value, dict):
-            raise ConfigError(f"{where}: expected a mapping, got {type(value).__name__}")
+            raise ConfigError(f"{where}: expected a mapping, got {_kind(value)}")
         return from_dict(hint, value, where=where)
     origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    if origin is typing.Literal:
+        return _literal(args, value, where)
+    if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
+        if not isinstance(value, (list, tuple)):
+            write = f"; write [{value}]" if isinstance(value, (str, int, float)) else ""
+            raise ConfigError(f"{where}: expected a list, got {_kind(value)}{write}")
+        return tuple(_convert(args[0], item, f"{where}[{i}]") for i, item in enumerate(value))
     if origin is tuple and isinstance(value, list):
         return tuple(value)
-    if hint is str and isinstance(value, dict):
-        return json.dumps(value)  # JSON-object string fields (env_kwargs) may be written as mappings
-    if origin in (typing.Union, types.UnionType):
-        options = typing.get_args(hint)
-        for option in options:
-            if dataclasses.is_dataclass(option) and isinstance(value, dict):
-                return _convert(option, value, where)
-        scalars = [option for option in options if option in _SCALARS]
-        if value is not None and len(scalars) == 1 and len(options) == 2 and type(None) in options:
-            return _scalar(scalars[0], value, where)  # int | None and the like
+    if origin is dict and len(args) == 2:
+        if not isinstance(value, dict):
+            raise ConfigError(f"{where}: expected a mapping, got {_kind(value)}")
+        return {
+            _convert(args[0], key, f"{where} key {key!r}"): _convert(args[1], item, f"{where}.{key}")
+            for key, item in value.items()
+        }
+    if hint is str or (isinstance(hint, type) and issubclass(hint, PurePath)):
+        if not isinstance(value, str):
+            quote = "; quote it to mean text" if isinstance(value, (bool, int, float)) else ""
+            raise ConfigError(f"{where}: expected text, got {_kind(value)}{quote}")
+        return value if hint is str else hint(value)
     if hint in _SCALARS:
         return _scalar(hint, value, where)
+    for option in options:
+        if dataclasses.is_dataclass(option) and isinstance(value, dict):
+            return _convert(option, value, where)
     return value
+
+
+def _literal(allowed: tuple[Any, ...], value: Any, where: str) -> Any:
+    """``value`` if it is one of ``allowed`` (of the same type: ``True`` is not ``1``), else a
+    ConfigError naming ``where``, the value, the allowed values and the closest of them."""
+    if any(type(value) is type(option) and value == option for option in allowed):
+        return value
+    words = [option for option in allowed if isinstance(option, str)]
+    hint = ""
+    if isinstance(value, bool) and words:
+        hint = "; quote the word: YAML reads a bare yes, no, on or off as true or false"
+    elif close := difflib.get_close_matches(str(value), words, n=1):
+        hint = f" (did you mean {close[0]!r}?)"
+    choices = ", ".join(repr(option) for option in allowed)
+    raise ConfigError(f"{where}: expected one of {choices}, got {value!r}{hint}")
+
+
+def _kind(value: Any) -> str:
+    """What a YAML value is, and the value, as an error message names what it found."""
+    if value is None:
+        return "nothing (null)"
+    kind = {bool: "a boolean", int: "a number", float: "a number", str: "text", dict: "a mapping"}.get(
+        type(value), "a list" if isinstance(value, (list, tuple)) else type(value).__name__
+    )
+    return f"{kind} ({reprlib.repr(value)})"
 
 
 def _scalar(hint: type, value: Any, where: str) -> Any:
