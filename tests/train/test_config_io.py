@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import threading
@@ -341,3 +342,19 @@ def test_a_value_of_the_wrong_type_is_refused_although_flags_follow(
         assert main(["grpo", "--config", str(config), "--std-scaling", "group", "--run.output-dir", "o"]) == 1
         assert f"ConfigError: {config}.{error}" in capsys.readouterr().err
     assert not seen
+
+
+def test_a_nested_mapping_keeps_the_algorithms_own_defaults(tmp_path: Path) -> None:
+    # Built from RunConfig's class defaults, `run: {seed: 3}` moved a MAGRPO run to runs/run for 100
+    # steps; and `model: {dtype: ...}` lost GRPO's default model (a required key then).
+    from mrlm.train.config_io import load_config
+    from mrlm.train.loop import RunConfig
+
+    default = MAGRPOConfig()
+    assert (default.run.output_dir, default.run.max_steps) != (RunConfig().output_dir, RunConfig().max_steps)
+    config = tmp_path / "run.yaml"
+    config.write_text("run:\n  seed: 3\n")
+    assert load_config(MAGRPOConfig, config).run == dataclasses.replace(default.run, seed=3)
+    config.write_text("model:\n  dtype: float32\n")
+    model = load_config(GRPOConfig, config).model
+    assert (model.name_or_path, model.dtype) == (GRPOConfig().model.name_or_path, "float32")

@@ -136,13 +136,20 @@ class _UniqueKeyLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
-def from_dict(cls: type[T], data: dict[str, Any], *, where: str = "config") -> T:
-    """Build ``cls`` from ``data``, recursing into nested dataclass fields."""
+def from_dict(cls: type[T], data: dict[str, Any], *, where: str = "config", base: T | None = None) -> T:
+    """Build ``cls`` from ``data``, recursing into nested dataclass fields.
+
+    A key the mapping leaves out keeps ``base``'s value when given, else the field's default. A nested
+    mapping starts from the enclosing config's own default for that field: ``run: {seed: 3}`` in a
+    MAGRPO file keeps MAGRPO's ``run.output_dir`` and ``run.max_steps``, as ``--run.seed 3`` does.
+    """
     if not dataclasses.is_dataclass(cls):
         raise TypeError(f"{cls!r} is not a dataclass")
     hints = typing.get_type_hints(cls)
     fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
     values: dict[str, Any] = {}
+    if base is not None:
+        values = {name: getattr(base, name) for name in fields}
     for key, value in data.items():
         if key not in fields:
             close = difflib.get_close_matches(str(key), list(fields), n=1)
@@ -152,7 +159,7 @@ def from_dict(cls: type[T], data: dict[str, Any], *, where: str = "config") -> T
         if hints[key] is str and kind is not None and isinstance(value, kind):
             values[key] = json.dumps(value)  # env_kwargs as a mapping, env_mixture as a list
         else:
-            values[key] = _convert(hints[key], value, f"{where}.{key}")
+            values[key] = _convert(hints[key], value, f"{where}.{key}", _default(fields[key], base))
     try:
         return cls(**values)
     except (TypeError, ValueError) as error:
@@ -161,6 +168,15 @@ def from_dict(cls: type[T], data: dict[str, Any], *, where: str = "config") -> T
             refused.append(f"{where}: {error}")
             return _unchecked(cls, values)
         raise ConfigError(f"{where}: {error}") from None
+
+
+def _default(field: dataclasses.Field[Any], base: object) -> Any:
+    """The value a field holds when its key is left out: ``base``'s, else the field's default."""
+    if base is not None:
+        return getattr(base, field.name)
+    if field.default_factory is not dataclasses.MISSING:
+        return field.default_factory()
+    return None if field.default is dataclasses.MISSING else field.default
 
 
 def _unchecked(cls: type[T], values: dict[str, Any]) -> T:
@@ -179,13 +195,14 @@ def _unchecked(cls: type[T], values: dict[str, Any]) -> T:
     return instance
 
 
-def _convert(hint: Any, value: Any, where: str) -> Any:
+def _convert(hint: Any, value: Any, where: str, default: Any = None) -> Any:
     """``value`` as a field typed ``hint`` takes it, or a ConfigError naming ``where`` and the value.
 
     Nested dataclasses take mappings; ``Literal`` fields one of their values, of its type too (YAML's
     bare ``no`` is false, not the word); text and path fields text; numbers and booleans go through
     :func:`_scalar`; ``tuple[X, ...]`` a list and ``dict[K, V]`` a mapping, item by item. ``None`` is
-    taken where the hint allows it. Other hints take the value as it is.
+    taken where the hint allows it. Other hints take the value as it is. A nested dataclass starts
+    from ``default`` (the field's value when the key is left out) where it is one.
     """
     options = typing.get_args(hint) if typing.get_origin(hint) in (typing.Union, types.UnionType) else ()
     if type(None) in options:
@@ -197,7 +214,7 @@ def _convert(hint: Any, value: Any, where: str) -> Any:
     if dataclasses.is_dataclass(hint) and isinstance(hint, type):
         if not isinstance(value, dict):
             raise ConfigError(f"{where}: expected a mapping, got {_kind(value)}")
-        return from_dict(hint, value, where=where)
+        return from_dict(hint, value, where=where, base=default if type(default) is hint else None)
     origin = typing.get_origin(hint)
     args = typing.get_args(hint)
     if origin is typing.Literal:
@@ -225,7 +242,7 @@ def _convert(hint: Any, value: Any, where: str) -> Any:
         return _scalar(hint, value, where)
     for option in options:
         if dataclasses.is_dataclass(option) and isinstance(value, dict):
-            return _convert(option, value, where)
+            return _convert(option, value, where, default)
     return value
 
 
