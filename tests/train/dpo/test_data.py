@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -123,17 +124,43 @@ def test_reference_fields(tokenizer: Any) -> None:
         ),
         (
             {
-                "prompt": "a",
+                "prompt": CONVERSATION,
                 "chosen": [{"content": "b"}],
                 "rejected": [{"role": "assistant", "content": "c"}],
             },
-            "record 1",
+            "record 1: chosen[0] must be a mapping with a string 'role'",
+        ),
+        (
+            {
+                "prompt": CONVERSATION,
+                "chosen": _reply("4"),
+                "rejected": [{"role": "assistant", "content": 5}],
+            },
+            "record 1: rejected[0] content must be a string",
+        ),
+        (
+            {"prompt": CONVERSATION, "chosen": [{"role": "bot", "content": "4"}], "rejected": _reply("5")},
+            "record 1 (preference): 'prompt' + 'chosen': the chat template refused the conversation: "
+            "Unknown chat role: bot",
+        ),
+        (
+            {"prompt": CONVERSATION, "chosen": _reply("4"), "rejected": [{"role": "bot", "content": "5"}]},
+            "record 1 (preference): 'prompt' + 'rejected': the chat template refused the conversation: "
+            "Unknown chat role: bot",
+        ),
+        (
+            {
+                "chosen": [{"role": "bot", "content": "q"}, *_reply("4")],
+                "rejected": [{"role": "bot", "content": "q"}, *_reply("5")],
+            },
+            "record 1 (preference): 'prompt' + 'chosen': the chat template refused the conversation: "
+            "Unknown chat role: bot",
         ),
     ],
 )
 def test_errors_name_the_record_and_field(tokenizer: Any, record: dict[str, Any], message: str) -> None:
     good = {"prompt": "a", "chosen": " b", "rejected": " c"}
-    with pytest.raises(PreferenceDataError, match=message.replace("(", r"\(").replace(")", r"\)")):
+    with pytest.raises(PreferenceDataError, match=re.escape(message)):
         load_preference_pairs([good, record], tokenizer, max_length=32)
 
 

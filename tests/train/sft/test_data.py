@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
 import os
@@ -11,7 +12,7 @@ from typing import Any, cast
 
 import pytest
 
-from mrlm.train.sft import SFTDataError, SFTExample, load_sft_examples
+from mrlm.train.sft import MaskMethod, SFTDataError, SFTExample, load_sft_examples
 from tests.train.sft.builders import CHAT, FIRST, SYSTEM, guessing_trajectory, target_texts
 
 
@@ -190,3 +191,32 @@ def test_check_has_records_reads_files_only_up_to_a_record(tmp_path: Path) -> No
     check_has_records(f"/proc/self/fd/{read}", SFTDataError)  # a pipe is not read: nothing consumed
     assert os.read(read, 100).startswith(b'{"prompt"')
     os.close(read)
+
+
+@pytest.mark.parametrize("method", ["markers", "prefix"])
+def test_a_conversation_the_chat_template_refuses_names_the_record_and_field(
+    tokenizer: Any, method: MaskMethod
+) -> None:
+    bot = [FIRST, {"role": "bot", "content": "yo"}]
+    cases: list[tuple[dict[str, Any], str]] = [
+        ({"messages": bot}, "record 1: 'messages': "),
+        (
+            {"prompt": [FIRST], "completion": bot[1:]},
+            "record 1 (prompt/completion): 'prompt' + 'completion': ",
+        ),
+    ]
+    for record, where in cases:
+        with pytest.raises(SFTDataError) as caught:
+            load_sft_examples([{"messages": CHAT}, record], tokenizer, chat_method=method)
+        assert (
+            str(caught.value) == f"{where}the chat template refused the conversation: Unknown chat role: bot"
+        )
+
+
+def test_a_template_that_cannot_mask_a_record_names_it(tokenizer: Any) -> None:
+    broken = copy.deepcopy(tokenizer)  # both replies in one block: one span for two replies
+    broken.chat_template = (
+        "{% generation %}{% for m in messages %}{{ m['content'] }}{% endfor %}{% endgeneration %}"
+    )
+    with pytest.raises(SFTDataError, match="record 0: 'messages': the chat template's generation markers"):
+        load_sft_examples([{"messages": CHAT}], broken)

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Any
 
 import pytest
 
 from mrlm.train.sft import (
+    SFTDataError,
     Target,
     chat_example,
     load_sft_examples,
@@ -128,8 +130,69 @@ def test_trajectory_record_validates_fields(tokenizer: Any) -> None:
         trajectory_record({"token_ids": [1, 2]}, 3)
     with pytest.raises(ValueError, match="record 0 \\(trajectory\\): token_ids and mask differ in length"):
         trajectory_record({"token_ids": [1, 2], "mask": [0]}, 0)
-    with pytest.raises(ValueError, match="mask holds values other than 0 and 1"):
+    with pytest.raises(ValueError, match=re.escape("record 0 (trajectory): mask[1] must be 0 or 1, got 2")):
         trajectory_record({"token_ids": [1, 2], "mask": [0, 2]}, 0)
     record = trajectory_record({**dataclasses.asdict(trajectory), "turn_rewards": [1.0, 2.0]}, 0)
     assert record.reward == 3.0 and record.group == ("guess", 0, 0)
     assert trajectory_record({"token_ids": [1], "mask": [0], "total_reward": 0.5}, 0).reward == 0.5
+
+
+_GOOD = {"token_ids": [1, 2, 3], "mask": [0, 1, 1]}
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"token_ids": 5, "mask": 1}, "'token_ids' must be a list, got 5"),
+        ({"token_ids": [1, 2, None]}, "token_ids[2] must be an integer, got None"),
+        ({"token_ids": [1, 2, "a"]}, "token_ids[2] must be an integer, got 'a'"),
+        ({"token_ids": [1, 2, 3.0]}, "token_ids[2] must be an integer, got 3.0"),
+        ({"token_ids": [1, True, 3]}, "token_ids[1] must be an integer, got True"),
+        ({"mask": "011"}, "'mask' must be a list, got '011'"),
+        ({"mask": [0, 1, 1.0]}, "mask[2] must be 0 or 1, got 1.0"),
+        ({"mask": [0, None, 1]}, "mask[1] must be 0 or 1, got None"),
+        ({"turn_rewards": "abc"}, "'turn_rewards' must be a list, got 'abc'"),
+        ({"turn_rewards": None}, "'turn_rewards' must be a list, got None"),
+        ({"turn_rewards": [1.0, float("nan")]}, "turn_rewards[1] must be a finite number, got nan"),
+        ({"turn_rewards": [False]}, "turn_rewards[0] must be a finite number, got False"),
+        ({"total_reward": "1"}, "'total_reward' must be a finite number, got '1'"),
+        ({"total_reward": None}, "'total_reward' must be a finite number, got None"),
+        ({"group": [1]}, "'group' must be a string, a number or null, got [1]"),
+        ({"group": 0, "seed": {"a": 1}}, "'seed' must be a string, a number or null"),
+    ],
+)
+def test_malformed_trajectory_fields_name_the_record_and_field(
+    tokenizer: Any, fields: dict[str, Any], message: str
+) -> None:
+    records = [_GOOD, {**_GOOD, **fields}]
+    with pytest.raises(SFTDataError, match=re.escape(f"record 1 (trajectory): {message}")):
+        load_sft_examples(records, tokenizer)
+
+
+def test_well_typed_trajectory_fields_are_read_as_given(tokenizer: Any) -> None:
+    record = {**_GOOD, "mask": [False, True, True], "turn_rewards": [1, 0.5], "env_id": "e", "group": "g"}
+    read = trajectory_record(record, 0)
+    assert read == TrajectoryRecord([1, 2, 3], [0, 1, 1], 1.5, ("e", None, "g"))
+    assert type(read.mask[1]) is int
+    assert trajectory_record({**_GOOD, "total_reward": -2}, 0).reward == -2.0
+
+
+def test_token_ids_outside_the_vocabulary_are_refused_with_the_record(tokenizer: Any) -> None:
+    top = len(tokenizer) - 1
+    (example,), _ = load_sft_examples([{"token_ids": [1, 2, top], "mask": [0, 1, 1]}], tokenizer)
+    assert example.input_ids == [1, 2, top]
+    for token in (top + 1, 999999, -1):
+        records = [_GOOD, {"token_ids": [1, 2, token], "mask": [0, 1, 1]}]
+        with pytest.raises(
+            SFTDataError, match=re.escape(f"record 1 (trajectory): token_ids[2] is {token}, outside")
+        ):
+            load_sft_examples(records, tokenizer)
+    # The model's embedding may have more rows than the tokenizer has tokens.
+    (wide,), _ = load_sft_examples(
+        [{"token_ids": [1, 2, top + 1], "mask": [0, 1, 1]}], tokenizer, vocab_size=top + 2
+    )
+    assert wide.input_ids[-1] == top + 1
+    trajectory = dataclasses.replace(guessing_trajectory(tokenizer))
+    trajectory.token_ids = [*trajectory.token_ids[:-1], top + 1]
+    with pytest.raises(SFTDataError, match=re.escape("record 0 (trajectory): token_ids[")):
+        load_sft_examples([trajectory], tokenizer)

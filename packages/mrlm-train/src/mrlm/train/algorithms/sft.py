@@ -191,6 +191,9 @@ def train(config: SFTConfig) -> Path:
         target=config.target,
         max_length=config.max_length,
         min_reward=config.min_reward,
+        # The model's rows, not len(tokenizer): embeddings padded past the tokenizer's tokens (as
+        # Qwen's are) can be sampled, so collected trajectories may hold those ids.
+        vocab_size=model.get_input_embeddings().num_embeddings,
     )
     print(f"SFT data: {report.summary()}")
     if not examples:

@@ -85,8 +85,9 @@ def load_preference_pairs(
 
     Raises:
         PreferenceDataError: a record is not a mapping, lacks ``chosen`` or ``rejected``, mixes
-            strings and messages, has an implicit prompt that the replies do not share, or gives
-            only one of the reference fields (or a non-number); the message names the record.
+            strings and messages, has a malformed message or one the chat template refuses (an
+            unknown role, say), has an implicit prompt that the replies do not share, or gives only
+            one of the reference fields (or a non-number); the message names the record and the field.
     """
     if max_length < 2:
         raise ValueError(f"max_length must be at least 2, got {max_length}")
@@ -152,11 +153,16 @@ def preference_pair(
     try:
         sides = [
             prompt_completion_example(
-                tokenizer, {"prompt": prompt, "completion": reply}, index, target="assistant", method="auto"
+                tokenizer,
+                {"prompt": prompt, "completion": reply},
+                index,
+                target="assistant",
+                method="auto",
+                fields=("prompt", name),
             )
-            for reply in (chosen, rejected)
+            for name, reply in (("chosen", chosen), ("rejected", rejected))
         ]
-    except ValueError as error:  # a malformed message or a template that cannot mark the reply
+    except ValueError as error:  # a malformed message, or a template that refuses or cannot mark the reply
         raise PreferenceDataError(str(error).replace("(prompt/completion)", "(preference)")) from error
     ref_chosen, ref_rejected = _reference(record, index)
     return PreferencePair(sides[0], sides[1], ref_chosen, ref_rejected)

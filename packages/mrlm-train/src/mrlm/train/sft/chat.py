@@ -38,6 +38,20 @@ MaskMethod = Literal["auto", "markers", "prefix"]
 
 _GENERATION_TAG = re.compile(r"\{%-?\s*generation\s*-?%\}")
 
+
+def _template_errors() -> tuple[type[Exception], ...]:
+    """What rendering a chat template raises for a conversation it refuses (``raise_exception``
+    with an unknown role, say): jinja2's TemplateError; nothing when jinja2, which transformers
+    needs to render any template, is not installed."""
+    try:
+        from jinja2 import TemplateError
+    except ImportError:
+        return ()
+    return (TemplateError,)
+
+
+_TEMPLATE_ERRORS = _template_errors()
+
 Span = tuple[int, int]
 """A half-open token range ``[start, end)``."""
 
@@ -71,15 +85,19 @@ def chat_example(
         The example; its mask may be all zero (no reply, say), which callers must check.
 
     Raises:
-        ValueError: the template's markers do not give one span per assistant message, or (prefix
-            method) the template does not render incrementally or rewrites the content.
+        ValueError: the template refuses the conversation (its error message quoted), its markers
+            do not give one span per assistant message, or (prefix method) it does not render
+            incrementally or rewrites the content.
     """
     use_markers = method == "markers" or (method == "auto" and has_generation_markers(tokenizer))
-    input_ids, spans = (
-        _assistant_spans_by_markers(tokenizer, messages)
-        if use_markers
-        else _assistant_spans_by_prefix(tokenizer, messages)
-    )
+    try:
+        input_ids, spans = (
+            _assistant_spans_by_markers(tokenizer, messages)
+            if use_markers
+            else _assistant_spans_by_prefix(tokenizer, messages)
+        )
+    except _TEMPLATE_ERRORS as error:
+        raise ValueError(f"the chat template refused the conversation: {error}") from error
     replies = [k for k, message in enumerate(messages) if message["role"] == "assistant"]
     labels = [0] * len(input_ids)
     if target in ("assistant", "both"):

@@ -91,6 +91,7 @@ def load_sft_examples(
     top_fraction: float | None = None,
     chat_method: MaskMethod = "auto",
     add_eos: bool = True,
+    vocab_size: int | None = None,
 ) -> tuple[list[SFTExample], SFTDataReport]:
     """Read ``source`` and return its examples, in source order, and a report.
 
@@ -106,12 +107,16 @@ def load_sft_examples(
         top_fraction: keep the best ``ceil(top_fraction * n)`` trajectories of each group of ``n``.
         chat_method: how assistant tokens of chats are found (:mod:`mrlm.train.sft.chat`).
         add_eos: end string completions with the eos token.
+        vocab_size: trajectories' token ids must lie in ``[0, vocab_size)``: pass the number of rows
+            of the model's input embedding; None takes ``len(tokenizer)``. Other formats' ids come
+            from the tokenizer itself.
 
     Raises:
         ValueError: ``target`` or ``max_length`` out of range.
         SFTDataError: naming the record index (0-based; in a JSONL file, among non-blank lines), for a
-            record of unknown format, with missing or malformed fields, or that the chat template
-            cannot mask; or the line of a JSONL file that is not valid JSON.
+            record of unknown format, with missing or malformed fields, with a token id outside the
+            vocabulary, or that the chat template refuses (an unknown role, say) or cannot mask; or
+            the line of a JSONL file that is not valid JSON.
     """
     if target not in _TARGETS:
         raise ValueError(f"target must be one of {_TARGETS}, got {target!r}")
@@ -119,8 +124,12 @@ def load_sft_examples(
         raise ValueError(
             f"max_length must be at least 2 (a target needs a token before it), got {max_length}"
         )
+    if vocab_size is None:
+        vocab_size = len(tokenizer)
     try:
-        return _load(source, tokenizer, target, max_length, min_reward, top_fraction, chat_method, add_eos)
+        return _load(
+            source, tokenizer, target, max_length, min_reward, top_fraction, chat_method, add_eos, vocab_size
+        )
     except SFTDataError:
         raise
     except ValueError as error:  # the readers and converters name the record in their messages
@@ -136,6 +145,7 @@ def _load(
     top_fraction: float | None,
     chat_method: MaskMethod,
     add_eos: bool,
+    vocab_size: int,
 ) -> tuple[list[SFTExample], SFTDataReport]:
     report = SFTDataReport()
     records: list[tuple[RecordFormat, Record]] = []
@@ -146,7 +156,7 @@ def _load(
     report.records = len(records)
 
     trajectories = {
-        index: trajectory_record(record, index)
+        index: trajectory_record(record, index, vocab_size=vocab_size)
         for index, (kind, record) in enumerate(records)
         if kind == "trajectory"
     }

@@ -58,11 +58,19 @@ def chat_record_example(
     target: Target,
     method: MaskMethod,
 ) -> SFTExample:
-    """The example of a ``messages`` record."""
+    """The example of a ``messages`` record.
+
+    Raises:
+        ValueError: naming record ``index`` and ``messages``, when they are not a non-empty list of
+            messages or the chat template refuses or cannot mask them (see :func:`chat_example`).
+    """
     messages = _messages(record["messages"], index, "messages")
     if not messages:
         raise ValueError(f"record {index}: 'messages' is empty")
-    return chat_example(tokenizer, messages, target=target, method=method)
+    try:
+        return chat_example(tokenizer, messages, target=target, method=method)
+    except ValueError as error:
+        raise ValueError(f"record {index}: 'messages': {error}") from error
 
 
 def prompt_completion_example(
@@ -73,6 +81,7 @@ def prompt_completion_example(
     target: Target,
     method: MaskMethod,
     add_eos: bool = True,
+    fields: tuple[str, str] = ("prompt", "completion"),
 ) -> SFTExample:
     """The example of a ``prompt``/``completion`` record; the loss never touches the prompt.
 
@@ -83,6 +92,12 @@ def prompt_completion_example(
 
     Message lists: the conversation ``prompt + completion`` is masked like a chat record, with the
     prompt's messages as context only.
+
+    ``fields`` names the two values in error messages (a preference record passes its own).
+
+    Raises:
+        ValueError: naming record ``index`` and the field, when a value is malformed or the chat
+            template refuses or cannot mask the conversation (see :func:`chat_example`).
     """
     prompt, completion = record["prompt"], record["completion"]
     if isinstance(prompt, str) and isinstance(completion, str):
@@ -102,10 +117,18 @@ def prompt_completion_example(
             f"record {index} (prompt/completion): prompt and completion must both be strings or both "
             f"lists of messages, got {type(prompt).__name__} and {type(completion).__name__}"
         )
-    messages = [*_messages(prompt, index, "prompt"), *_messages(completion, index, "completion")]
+    prompt_field, completion_field = fields
+    messages = [*_messages(prompt, index, prompt_field), *_messages(completion, index, completion_field)]
     if not messages:
         raise ValueError(f"record {index} (prompt/completion): prompt and completion are both empty")
-    return chat_example(tokenizer, messages, target=target, first_target_message=len(prompt), method=method)
+    try:
+        return chat_example(
+            tokenizer, messages, target=target, first_target_message=len(prompt), method=method
+        )
+    except ValueError as error:  # about the whole conversation, so both fields are named
+        raise ValueError(
+            f"record {index} (prompt/completion): {prompt_field!r} + {completion_field!r}: {error}"
+        ) from error
 
 
 def _messages(value: object, index: int, field: str) -> list[Mapping[str, Any]]:

@@ -14,8 +14,10 @@ environment turn, whatever the template.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
+import math
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
+from numbers import Integral, Real
 from typing import Any
 
 from mrlm.train.rollout.trajectory import Trajectory
@@ -35,40 +37,97 @@ class TrajectoryRecord:
     """Identifies the episodes that answered the same task; None when the record has no group."""
 
 
-def trajectory_record(record: Mapping[str, Any] | Trajectory, index: int) -> TrajectoryRecord:
+def trajectory_record(
+    record: Mapping[str, Any] | Trajectory, index: int, *, vocab_size: int | None = None
+) -> TrajectoryRecord:
     """Read a :class:`Trajectory` or a dict with its fields (``token_ids`` and ``mask`` required).
+
+    A dict's fields must have exactly these types: ``token_ids`` a list of integers (not bools, not
+    floats); ``mask`` a list of 0/1 integers or bools as long as ``token_ids``; ``turn_rewards`` a
+    list of finite numbers and ``total_reward`` a finite number, each optional (null is refused);
+    ``env_id``, ``seed`` and ``group`` (read when ``group`` is given) strings, numbers or null.
+    Nothing is coerced, so a string or a float never turns silently into tokens.
 
     The reward is the sum of ``turn_rewards`` (else ``total_reward``); the group key is
     ``(env_id, seed, group)`` from what the record has, since group ids are unique only within one
     rollout engine.
 
+    Args:
+        vocab_size: when given, every token id (of a dict or a :class:`Trajectory`) must lie in
+            ``[0, vocab_size)``: an id the model has no embedding for would fail inside it.
+
     Raises:
-        ValueError: naming record ``index``, when fields are missing or inconsistent.
+        ValueError: naming record ``index`` and the field, when fields are missing, of the wrong
+            type or inconsistent, or a token id lies outside the vocabulary.
     """
     if isinstance(record, Trajectory):
-        return TrajectoryRecord(
-            list(record.token_ids),
-            list(record.mask),
-            record.total_reward,
-            (record.env_id, record.seed, record.group),
-        )
+        token_ids, mask = list(record.token_ids), list(record.mask)
+        reward: float | None = record.total_reward
+        group: Hashable | None = (record.env_id, record.seed, record.group)
+    else:
+        token_ids, mask, reward, group = _fields(record, index)
+    if vocab_size is not None:
+        outside = next((t for t, token in enumerate(token_ids) if not 0 <= token < vocab_size), None)
+        if outside is not None:
+            raise ValueError(
+                f"record {index} (trajectory): token_ids[{outside}] is {token_ids[outside]}, outside the "
+                f"vocabulary of {vocab_size} tokens (ids 0 to {vocab_size - 1})"
+            )
+    return TrajectoryRecord(token_ids, mask, reward, group)
+
+
+def _fields(
+    record: Mapping[str, Any], index: int
+) -> tuple[list[int], list[int], float | None, Hashable | None]:
+    """``token_ids``, ``mask``, reward and group key of a trajectory dict, checked (see above)."""
+    where = f"record {index} (trajectory)"
     missing = [name for name in ("token_ids", "mask") if name not in record]
     if missing:
-        raise ValueError(f"record {index} (trajectory): missing field(s) {', '.join(map(repr, missing))}")
-    token_ids, mask = [int(t) for t in record["token_ids"]], [int(m) for m in record["mask"]]
+        raise ValueError(f"{where}: missing field(s) {', '.join(map(repr, missing))}")
+    token_ids = _list(record["token_ids"], where, "token_ids", _is_int, "an integer")
+    mask = _list(record["mask"], where, "mask", _is_bit, "0 or 1")
     if len(token_ids) != len(mask):
-        raise ValueError(
-            f"record {index} (trajectory): token_ids and mask differ in length: {len(token_ids)} and {len(mask)}"
-        )
-    if any(m not in (0, 1) for m in mask):
-        raise ValueError(f"record {index} (trajectory): mask holds values other than 0 and 1")
+        raise ValueError(f"{where}: token_ids and mask differ in length: {len(token_ids)} and {len(mask)}")
     reward: float | None = None
     if "turn_rewards" in record:
-        reward = float(sum(record["turn_rewards"]))
+        rewards = _list(record["turn_rewards"], where, "turn_rewards", _is_finite, "a finite number")
+        reward = float(sum(rewards))
     elif "total_reward" in record:
-        reward = float(record["total_reward"])
-    group = (record.get("env_id"), record.get("seed"), record["group"]) if "group" in record else None
-    return TrajectoryRecord(token_ids, mask, reward, group)
+        total = record["total_reward"]
+        if not _is_finite(total):
+            raise ValueError(f"{where}: 'total_reward' must be a finite number, got {total!r}")
+        reward = float(total)
+    group: Hashable | None = None
+    if "group" in record:
+        key = tuple(record.get(name) for name in ("env_id", "seed", "group"))
+        for name, value in zip(("env_id", "seed", "group"), key, strict=True):
+            # The key is hashed to rank the trajectories of a group: a list or dict could not be.
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (str, Real))):
+                raise ValueError(f"{where}: {name!r} must be a string, a number or null, got {value!r:.40}")
+        group = key
+    return [int(t) for t in token_ids], [int(m) for m in mask], reward, group
+
+
+def _list(value: object, where: str, name: str, valid: Callable[[object], bool], expected: str) -> list[Any]:
+    """``value`` checked to be a list (or tuple) whose every item is ``valid``."""
+    if not isinstance(value, (list, tuple)):
+        raise ValueError(f"{where}: {name!r} must be a list, got {value!r:.40}")
+    bad = next((k for k, item in enumerate(value) if not valid(item)), None)
+    if bad is not None:
+        raise ValueError(f"{where}: {name}[{bad}] must be {expected}, got {value[bad]!r:.40}")
+    return list(value)
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, Integral) and not isinstance(value, bool)
+
+
+def _is_bit(value: object) -> bool:
+    return isinstance(value, Integral) and value in (0, 1)
+
+
+def _is_finite(value: object) -> bool:
+    return isinstance(value, Real) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def trajectory_example(record: TrajectoryRecord, target: Target = "assistant") -> SFTExample:
