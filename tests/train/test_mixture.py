@@ -30,6 +30,7 @@ def test_a_mixture_is_parsed_with_defaults() -> None:
     ("text", "message"),
     [
         ("[{", "not valid JSON"),
+        ("[" * 100_000, "nested too deeply"),
         ('{"id": "x"}', "non-empty JSON list"),
         ("[]", "non-empty JSON list"),
         ('["mrlm/Math-v0"]', "must be an object"),

@@ -125,6 +125,9 @@ def test_bad_sources_and_options_are_refused(tokenizer: Any, tmp_path: Path) -> 
     path.write_text('{"prompt": "a", "completion": "b"}\n{oops\n', encoding="utf-8")
     with pytest.raises(ValueError, match=r"bad\.jsonl:2: not valid JSON"):
         load_sft_examples(path, tokenizer)
+    path.write_text('{"prompt": "a", "completion": "b"}\n' + "[" * 100_000 + "\n", encoding="utf-8")
+    with pytest.raises(SFTDataError, match=r"bad\.jsonl:2: JSON nested too deeply"):
+        load_sft_examples(path, tokenizer)  # the decoder's RecursionError was a traceback
     latin1 = tmp_path / "latin1.jsonl"
     latin1.write_bytes(b'{"prompt": "a", "completion": "b"}\n{"prompt": "caf\xe9", "completion": "b"}\n')
     with pytest.raises(SFTDataError, match=r"latin1\.jsonl:2: not UTF-8 text \(byte 15\)"):

@@ -56,6 +56,8 @@ def parse_mixture(text: str) -> list[MixtureEntry]:
         raw = json.loads(text)
     except json.JSONDecodeError as error:
         raise ValueError(f"the env mixture is not valid JSON: {error}") from None
+    except RecursionError:  # thousands of nested brackets: the decoder gives up
+        raise ValueError("the env mixture is JSON nested too deeply") from None
     if not isinstance(raw, list) or not raw:
         raise ValueError('the env mixture must be a non-empty JSON list, such as [{"id": "mrlm/Math-v0"}]')
     entries = [_entry(item, index) for index, item in enumerate(raw)]

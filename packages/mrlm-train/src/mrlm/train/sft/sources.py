@@ -76,3 +76,5 @@ def _read_jsonl(path: Path) -> Iterator[Record]:
                 yield json.loads(line)
             except json.JSONDecodeError as error:
                 raise ValueError(f"{path}:{line_number}: not valid JSON ({error.msg})") from error
+            except RecursionError:  # thousands of nested brackets: the decoder gives up
+                raise ValueError(f"{path}:{line_number}: JSON nested too deeply") from None
