@@ -6,6 +6,7 @@ import json
 import os
 import pickle
 import shlex
+import shutil
 import socket
 import subprocess
 import sys
@@ -54,6 +55,24 @@ def test_a_model_path_that_is_no_model_directory(
     assert main(_grpo(tmp_path / "run", "--model.name-or-path", str(model))) == 1
     error = _one_line(capsys, "mrlm-train grpo: ModelNotFoundError: model ")
     assert repr(str(model)) in error and message in error
+
+
+@pytest.mark.parametrize("command", ["grpo", "ppo", "online-dpo", "magrpo"])
+def test_a_model_without_a_chat_template_fails_before_its_weights_load(
+    saved_dir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    command: str,
+) -> None:
+    # Episodes are rendered with the template: without one the first rollout failed, once loaded.
+    monkeypatch.setattr("mrlm.train.policy._from_pretrained_model", _no_loading)
+    model = Path(shutil.copytree(saved_dir, tmp_path / "model"))
+    (model / "chat_template.jinja").unlink()
+    argv = [command, "--model.name-or-path", str(model), "--run.output-dir", str(tmp_path / "run")]
+    assert main([*argv, "--dist.cpu"]) == 1
+    error = _one_line(capsys, f"mrlm-train {command}: NoChatTemplateError: the tokenizer of model ")
+    assert repr(str(model)) in error
 
 
 # ---------------------------------------------------------------------------------- the output directory
@@ -166,6 +185,31 @@ def test_an_eval_summary_that_cannot_be_written_fails_before_playing(
     assert main(argv) == 1
     error = _one_line(capsys, "mrlm-train eval: OutputDirError: the directory of summary ")
     assert "is a file, not a directory" in error
+
+
+@pytest.mark.parametrize("name", ["same-path", "dot-dot", "symlink", "hard-link"])
+def test_an_eval_summary_on_the_output_file_fails_before_playing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    # Written after the episodes, the summary replaced them.
+    monkeypatch.setattr("mrlm.train.commands.eval.play", _no_play)
+    (tmp_path / "sub").mkdir()
+    output = tmp_path / "episodes.json"
+    summary = {
+        "same-path": output,
+        "dot-dot": tmp_path / "sub" / ".." / "episodes.json",
+        "symlink": tmp_path / "link.json",
+        "hard-link": tmp_path / "other-name.json",
+    }[name]
+    if name == "symlink":
+        summary.symlink_to(output)
+    elif name == "hard-link":
+        output.write_text("")
+        os.link(output, summary)
+    argv = ["eval", "--model", "tiny", "--env-id", "mrlm/Math-v0", "-n", "2", "-o", str(output)]
+    assert main([*argv, "--summary", str(summary)]) == 1
+    error = _one_line(capsys, f"mrlm-train eval: OutputDirError: output {str(output)!r} and summary ")
+    assert "are the same file" in error
 
 
 def test_a_summary_beside_the_output_is_named_as_such(
@@ -489,6 +533,47 @@ def test_an_env_no_one_answers_to_fails_before_the_model_loads(
     assert "UnknownEnvError: unknown env id 'mrlm/Nope-v0'" in capsys.readouterr().err
     assert main([command, "--env-id", f"grpc://127.0.0.1:{port}/mrlm/Math-v0", *run]) == 1
     assert f"ServerUnavailableError: ListEnvs on grpc://127.0.0.1:{port} failed" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("command", "env", "message"),
+    [
+        (
+            "grpo",
+            ["--env-kwargs", '{"level": 9}'],
+            "env 'mrlm/Math-v0' could not be built: ValueError: level",
+        ),
+        ("ppo", ["--env-kwargs", '{"level": 9}'], "env 'mrlm/Math-v0' could not be built: ValueError: level"),
+        (
+            "online-dpo",
+            ["--env-mixture", '[{"id": "mrlm/Math-v0", "kwargs": {"level": 9}, "name": "hard"}]'],
+            "env 'hard' could not be built: ValueError: level",
+        ),
+        (
+            "magrpo",
+            ["--env-kwargs", '{"num_agents": 0}'],
+            "env 'mrlm/TeamSum-v0' could not be built: ValueError",
+        ),
+        (
+            "ippo",
+            ["--env-kwargs", '{"num_agents": 0}'],
+            "env 'mrlm/TeamSum-v0' could not be built: ValueError",
+        ),
+    ],
+)
+def test_env_kwargs_the_env_refuses_fail_before_the_model_loads(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    command: str,
+    env: list[str],
+    message: str,
+) -> None:
+    # As `mrlm-train eval` does: one env built and reset first, not the first rollout after the model.
+    for module in ("grpo", "ppo", "online_dpo", "multi_agent"):
+        monkeypatch.setattr(f"mrlm.train.algorithms.{module}.load_policy", _no_loading)
+    assert main([command, *env, "--run.output-dir", str(tmp_path / "run"), "--dist.cpu"]) == 1
+    assert message in _one_line(capsys, f"mrlm-train {command}: EnvFailedError: ")
 
 
 def test_a_run_dir_where_no_file_can_be_made_fails_before_the_model_loads(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
@@ -233,6 +234,43 @@ def test_a_model_path_without_a_model_exits_with_one_line(
     (tmp_path / "empty").mkdir()
     assert main(_eval(tmp_path / "empty", "-n", "1")) == 1
     _one_line(capsys, "mrlm-train eval: ModelNotFoundError: model directory ")
+
+
+def _broken_copy(saved_dir: Path, into: Path, broken: str) -> Path:
+    """A copy of ``saved_dir`` with one part broken: config.json not JSON, the weights gone, or
+    the chat template gone."""
+    model = Path(shutil.copytree(saved_dir, into / broken))
+    if broken == "config-not-json":
+        (model / "config.json").write_text("not json")
+    else:
+        (model / ("model.safetensors" if broken == "no-weights" else "chat_template.jinja")).unlink()
+    return model
+
+
+@pytest.mark.parametrize(
+    ("broken", "message"),
+    [
+        ("config-not-json", "holds no model that loads: OSError: It looks like the config file at"),
+        ("no-weights", "holds no model that loads: OSError: Error no file named model.safetensors"),
+    ],
+)
+def test_a_model_directory_whose_model_does_not_load_exits_with_one_line(
+    saved_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], broken: str, message: str
+) -> None:
+    model = _broken_copy(saved_dir, tmp_path, broken)
+    assert main(_eval(model, "-n", "1")) == 1
+    assert message in _one_line(
+        capsys, f"mrlm-train eval: ModelNotFoundError: model directory {str(model)!r} "
+    )
+
+
+def test_a_model_without_a_chat_template_exits_with_one_line(
+    saved_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    model = _broken_copy(saved_dir, tmp_path, "no-chat-template")
+    assert main(_eval(model, "-n", "1")) == 1
+    error = _one_line(capsys, f"mrlm-train eval: NoChatTemplateError: the tokenizer of model {str(model)!r} ")
+    assert "has no chat template" in error and "chat_template.jinja" in error
 
 
 @pytest.mark.parametrize(

@@ -57,3 +57,23 @@ def test_plot_names_an_output_it_cannot_write_and_values_it_cannot_draw(
     assert main(["plot", str(run)]) == 1
     assert capsys.readouterr().err.endswith("metrics.jsonl: step 21: 'reward' is not a number ([1, 2])\n")
     assert not (run / "metrics.png").exists()
+
+
+def test_plot_names_a_step_that_is_no_finite_number(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = _run_dir(tmp_path)
+    with (run / "metrics.jsonl").open("a") as file:
+        file.write('{"step": 1e400, "reward": 0.5}\n')  # OverflowError's traceback, from int()
+    assert main(["plot", str(run)]) == 1
+    assert capsys.readouterr().err.endswith("metrics.jsonl:21: not a metrics record (OverflowError)\n")
+
+
+def test_plot_draws_a_value_no_float_holds_as_a_gap(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = _run_dir(tmp_path)
+    with (run / "metrics.jsonl").open("a") as file:
+        file.write('{"step": 21, "reward": ' + "1" * 400 + "}\n")  # as 1e400 reads: infinity
+    assert main(["plot", str(run)]) == 0
+    assert (run / "metrics.png").read_bytes()[:8] == PNG_MAGIC

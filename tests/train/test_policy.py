@@ -55,6 +55,13 @@ def test_unknown_hub_id_offline_says_where_it_looked() -> None:
     assert isinstance(caught.value, OSError)
 
 
+def test_a_directory_whose_files_load_no_tokenizer_names_it(tmp_path: Path) -> None:
+    (tmp_path / "config.json").write_text("{}")
+    with pytest.raises(ModelNotFoundError, match="holds no model that loads: ValueError: ") as caught:
+        load_policy(ModelConfig(name_or_path=str(tmp_path)))
+    assert repr(str(tmp_path)) in str(caught.value)
+
+
 def test_looks_local(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "runs").mkdir()

@@ -7,6 +7,7 @@ missing, so a broken install is noticed.
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -54,6 +55,35 @@ def test_a_last_line_torn_by_a_dead_run_is_left_out_and_any_other_bad_line_is_na
     path.write_bytes(b'{"step": 1, "loss": 1.0}\n\xff\n')
     with pytest.raises(ValueError, match="not UTF-8 text"):
         read_metrics(path)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        '{"step": 1e400, "loss": 1.0}',
+        '{"step": NaN, "loss": 1.0}',
+        '{"step": ' + "9" * 400 + "}",
+        "[" * 100_000,
+    ],
+    ids=["infinite-step", "nan-step", "step-beyond-a-float", "nested-too-deeply"],
+)
+def test_a_line_whose_step_is_no_finite_number_is_named(tmp_path: Path, line: str) -> None:
+    path = tmp_path / "metrics.jsonl"
+    path.write_text('{"step": 1, "loss": 1.0}\n' + line + "\n")
+    with pytest.raises(ValueError, match=r"metrics\.jsonl:2: not a metrics record"):
+        read_metrics(path)
+
+
+def test_an_integer_no_float_holds_reads_as_infinity_as_1e400_does(tmp_path: Path) -> None:
+    path = tmp_path / "metrics.jsonl"
+    rows = [
+        '{"step": 1, "loss": 1.0}',
+        '{"step": 2, "loss": ' + "9" * 400 + "}",
+        '{"step": 3, "loss": -1e400}',
+    ]
+    path.write_text("".join(row + "\n" for row in [*rows, '{"step": 4, "loss": -' + "9" * 5000 + "}"]))
+    assert [record["loss"] for record in read_metrics(path)] == [1.0, math.inf, -math.inf, -math.inf]
+    assert plot_metrics(path, tmp_path / "curves.png").read_bytes()[:8] == PNG_MAGIC  # gaps, as for NaN
 
 
 def test_trailing_mean_by_hand() -> None:

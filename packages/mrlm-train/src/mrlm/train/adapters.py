@@ -233,6 +233,7 @@ def agent_adapters(
     Raises:
         ImportError: peft is not installed.
         AdapterSetupError: no agents, or an agent name peft cannot use (empty, or with a ".").
+        NoChatTemplateError: the model's tokenizer has no chat template, which the agents' turns need.
     """
     if not agents:
         raise AdapterSetupError("one adapter per agent needs at least one agent")
@@ -242,7 +243,7 @@ def agent_adapters(
             f"agent names {bad} cannot name adapters (they must be non-empty, without '.')"
         )
     peft = import_peft("policies='lora'", "or use policies='per_agent'")
-    base, tokenizer = load_policy(dataclasses.replace(config, lora_r=0))
+    base, tokenizer = load_policy(dataclasses.replace(config, lora_r=0), chat=True)
     lora = lora_config(config, rank=config.lora_r or DEFAULT_RANK)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)

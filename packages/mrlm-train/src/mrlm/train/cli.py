@@ -29,16 +29,17 @@ from mrlm.train.loop.errors import (
     OutputDirError,
     Terminated,
 )
-from mrlm.train.policy import ModelNotFoundError
+from mrlm.train.policy import ModelNotFoundError, NoChatTemplateError
 from mrlm.train.rollout.errors import EnvOutputError, RewardOverflowError
 from mrlm.train.sft import SFTDataError
 
 PROG = "mrlm-train"
 #: Errors a run stops on whose message says what went wrong and where (a NaN loss and the last good
 #: checkpoint, a checkpoint that fails verification, an unknown env id, a model path that holds no
-#: model, an output directory that is a file, a max_new_tokens too large to allocate, a reward that
-#: is no number, contradicting settings, an agent the env lacks, a device the machine lacks, SFT or
-#: preference data that cannot be used); anything else is a bug and keeps its traceback.
+#: model, a tokenizer without the chat template episodes need, an output directory that is a file, a
+#: max_new_tokens too large to allocate, a reward that is no number, contradicting settings, an
+#: agent the env lacks, a device the machine lacks, SFT or preference data that cannot be used);
+#: anything else is a bug and keeps its traceback.
 RUN_ERRORS: tuple[type[BaseException], ...] = (
     NonFiniteError,
     CheckpointError,
@@ -48,6 +49,7 @@ RUN_ERRORS: tuple[type[BaseException], ...] = (
     EnvArgumentError,
     FileNotFoundError,
     ModelNotFoundError,
+    NoChatTemplateError,
     OutputDirError,
     GenerationMemoryError,
     EnvOutputError,

@@ -8,12 +8,15 @@
   literally named ``tiny`` is ``./tiny``.
 * a path that exists loads from disk; a name that looks like a path but does not exist raises
   :class:`FileNotFoundError` naming it (a typo never turns into a Hub download attempt), and a path
-  that is a file or a directory without ``config.json`` raises :class:`ModelNotFoundError`;
+  that is a file, a directory without ``config.json``, or a directory whose model does not load (a
+  config that is not JSON, no weights) raises :class:`ModelNotFoundError`;
 * anything else is a Hub id (``org/name``); when it is neither cached nor reachable the error says
   so (:class:`ModelNotFoundError`).
 
 The tokenizer always has a pad token (its eos when it had none, with a warning). Its padding side is
-left as loaded: generation pads on its own terms (see :mod:`mrlm.train.generation`).
+left as loaded: generation pads on its own terms (see :mod:`mrlm.train.generation`). A command that
+plays conversations loads with ``chat=True``: a tokenizer without a chat template is then refused
+(:class:`NoChatTemplateError`) before the weights load.
 """
 
 from __future__ import annotations
@@ -39,7 +42,12 @@ _TORCH_DTYPES: dict[str, torch.dtype] = {
 
 
 class ModelNotFoundError(OSError):
-    """A model name that names no model: not a model directory here, nor available from the Hugging Face Hub."""
+    """A model name that names no model: not a model directory here (or one whose model does not
+    load), nor available from the Hugging Face Hub."""
+
+
+class NoChatTemplateError(ValueError):
+    """A model whose tokenizer has no chat template, loaded to play conversations (which it renders)."""
 
 
 # A directory holding one of these is a model (peft adapters have only the second).
@@ -78,16 +86,19 @@ class ModelConfig:
             raise ValueError(f"lora_dropout must be in [0, 1), got {self.lora_dropout}")
 
 
-def load_policy(config: ModelConfig) -> tuple[Any, Any]:
+def load_policy(config: ModelConfig, *, chat: bool = False) -> tuple[Any, Any]:
     """Load ``(model, tokenizer)`` as described in the module docstring.
 
     The model comes back in eval mode (as ``from_pretrained`` returns it), on CPU, with gradient
     checkpointing and LoRA applied as configured. Typed ``Any``: the model may be a peft wrapper.
+    ``chat``: the model will play conversations, so its tokenizer must have a chat template.
 
     Raises:
         FileNotFoundError: a local-looking path that does not exist.
-        ModelNotFoundError: a local path that is not a model directory, or a Hub id that is not
-            cached and cannot be downloaded.
+        ModelNotFoundError: a local path that is not a model directory or whose model does not
+            load, or a Hub id that is not cached and cannot be downloaded.
+        NoChatTemplateError: ``chat`` with a tokenizer that has no chat template (found before the
+            weights load).
         ImportError: ``lora_r > 0`` without peft installed.
     """
     if config.name_or_path == TINY:
@@ -95,6 +106,8 @@ def load_policy(config: ModelConfig) -> tuple[Any, Any]:
     else:
         source = resolve_model_source(config.name_or_path)
         tokenizer = _from_pretrained_tokenizer(source)
+        if chat:
+            check_chat_template(tokenizer, source)
         model = _from_pretrained_model(source, config)
     _ensure_pad_token(tokenizer)
     if config.gradient_checkpointing:
@@ -147,12 +160,31 @@ def _check_model_dir(path: Path) -> None:
         )
 
 
+def check_chat_template(tokenizer: Any, source: str) -> None:
+    """Raise :class:`NoChatTemplateError` naming ``source`` when ``tokenizer`` has no chat template.
+
+    Every turn of an episode is rendered with it; without one the first rollout would fail, after
+    the weights have loaded. No template is assumed in its place: a base model knows none.
+    """
+    if not getattr(tokenizer, "chat_template", None):
+        raise NoChatTemplateError(
+            f"the tokenizer of model {source!r} has no chat template, which rendering conversations "
+            "needs: give a chat (instruct) model, or add a template to the model directory "
+            "(chat_template.jinja, as tokenizer.save_pretrained writes one)"
+        )
+
+
 def _from_pretrained_tokenizer(source: str) -> Any:
     from transformers import AutoTokenizer
 
     try:
         return AutoTokenizer.from_pretrained(source)
     except OSError as err:
+        raise model_not_found(source, err) from err
+    except ValueError as err:
+        # Files that name no tokenizer transformers can build ({} as config.json, say).
+        if not Path(source).exists():
+            raise
         raise model_not_found(source, err) from err
 
 
@@ -168,10 +200,14 @@ def _from_pretrained_model(source: str, config: ModelConfig) -> Any:
         raise model_not_found(source, err) from err
 
 
-def model_not_found(source: str, err: OSError) -> OSError:
-    """A clearer error for a model that is missing, keeping transformers' other OSErrors as they are."""
+def model_not_found(source: str, err: Exception) -> ModelNotFoundError:
+    """The error for ``source`` whose loading raised ``err``: a local directory that holds no
+    model that loads (broken or missing files: ``err``, transformers' message, says which), or a
+    name found neither here nor on the Hub."""
     if Path(source).exists():
-        return err  # a local checkpoint that is broken: transformers' own message says how
+        return ModelNotFoundError(
+            f"model directory {source!r} holds no model that loads: {type(err).__name__}: {err}"
+        )
     from huggingface_hub import constants
 
     hint = " (offline mode is on, so the Hub was not asked)" if constants.is_offline_mode() else ""

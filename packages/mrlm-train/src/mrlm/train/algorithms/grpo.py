@@ -281,8 +281,8 @@ def collect_batch(
 def train(config: GRPOConfig) -> Path:
     """Run GRPO as configured; return the directory of the final model (``save_pretrained`` format)."""
     check_output_dir(config.run.output_dir)  # before the model loads, which may take minutes
-    check_rollout_envs(config)  # an unknown id, or a server that is not there, as early
-    model, tokenizer = load_policy(config.model)
+    check_rollout_envs(config)  # an unknown id, a server not there, an env that cannot start: as early
+    model, tokenizer = load_policy(config.model, chat=True)
     # The reference is the initial policy, frozen; the session places (and shards) it.
     frozen = {REFERENCE: load_policy(config.model)[0]} if config.kl_coef > 0 else {}
 

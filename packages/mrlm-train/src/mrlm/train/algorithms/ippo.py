@@ -91,6 +91,7 @@ from mrlm.train.rollout.batch import RolloutBatch, collate
 from mrlm.train.rollout.envs import EnvFactory
 from mrlm.train.self_play import DEBATE_SLOGAN
 from mrlm.train.setting_checks import check_counts
+from mrlm.train.task_seeds import training_seed_base
 from mrlm.train.value import PolicyWithValueHead
 
 #: The prefix of each agent's separate critic in the session (``critic_<agent>``).
@@ -221,7 +222,7 @@ def train(config: IPPOConfig, *, env: EnvFactory | None = None) -> Path:
     """
     check_output_dir(config.run.output_dir)  # before the models load, which may take minutes
     make_env = run_env(config, env)
-    agents = env_agents(make_env)
+    agents = env_agents(make_env, config.env_id, training_seed_base(config.run.seed))
     models, tokenizers = load_models(config, agents)
     optim = {
         name: (

@@ -89,12 +89,13 @@ from mrlm.train.ops.policy_loss import check_clip_range
 from mrlm.train.policy import ModelConfig, load_policy
 from mrlm.train.rollout import Policy, RolloutEngine, Trajectory
 from mrlm.train.rollout.batch import RolloutBatch, collate, reward_tensor
-from mrlm.train.rollout.envs import EnvFactory, env_factory
+from mrlm.train.rollout.envs import EnvFactory, check_env_id, env_factory, started_env
 from mrlm.train.self_play import DEBATE_SLOGAN
 from mrlm.train.self_play.opponents import OpponentRollout
 from mrlm.train.self_play.training import SelfPlay, frozen_models
 from mrlm.train.self_play.training import check_settings as check_self_play
 from mrlm.train.setting_checks import check_counts, check_non_negative
+from mrlm.train.task_seeds import training_seed_base
 from mrlm.train.value import causal_lm
 
 #: The single policy's name when every agent shares one model.
@@ -279,7 +280,7 @@ def train(config: MultiAgentConfig, estimator: Estimator, *, env: EnvFactory | N
     """
     check_output_dir(config.run.output_dir)  # before the models load, which may take minutes
     make_env = run_env(config, env)
-    agents = env_agents(make_env)
+    agents = env_agents(make_env, config.env_id, training_seed_base(config.run.seed))
     models, tokenizers = load_policies(config, agents)
     # Each policy's reference is its initial weights, frozen; the session places (and shards) them.
     # With adapters that is the shared base with the adapters off: no second copy.
@@ -317,22 +318,29 @@ def train(config: MultiAgentConfig, estimator: Estimator, *, env: EnvFactory | N
 
 def run_env(config: MultiAgentConfig, env: EnvFactory | None) -> EnvFactory:
     """The factory of the env a run plays: ``env`` when given (``env_kwargs`` must then be empty),
-    else ``config.env_id`` with its ``env_kwargs`` and ``kind``."""
+    else ``config.env_id`` with its ``env_kwargs`` and ``kind``.
+
+    Raises:
+        UnknownEnvError: an id no env answers to; the remote errors: a server that is not there.
+    """
     if env is None:
+        check_env_id(config.env_id)  # a server that is not there says so itself, not as an env that failed
         return env_factory(config.env_id, parse_env_kwargs(config.env_kwargs), config.kind)
     if parse_env_kwargs(config.env_kwargs):
         raise MultiAgentSetupError("env_kwargs go with env_id; an env factory takes none")
     return env
 
 
-def env_agents(make_env: EnvFactory) -> list[str]:
-    """The agents of the env ``make_env`` builds (``possible_agents``), from one env built and closed.
+def env_agents(make_env: EnvFactory, label: str, seed: int) -> list[str]:
+    """The agents of the env ``make_env`` builds (``possible_agents``), from one env built, reset
+    with ``seed`` and closed (:func:`~mrlm.train.rollout.envs.started_env`): an env that cannot
+    start fails before any model loads. ``label`` names the env in the messages.
 
     Raises:
+        EnvFailedError: the env raised when built or reset.
         SingleAgentEnvError: a single-agent env (train it with GRPO or PPO).
     """
-    env = make_env()
-    try:
+    with started_env(make_env, label, seed) as env:
         agents = getattr(env, "possible_agents", None)
         if not agents:
             raise SingleAgentEnvError(
@@ -340,8 +348,6 @@ def env_agents(make_env: EnvFactory) -> list[str]:
                 "(use grpo or ppo for a single-agent env)"
             )
         return [str(agent) for agent in agents]
-    finally:
-        env.close()
 
 
 def load_policies(config: MultiAgentConfig, agents: Sequence[str]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -351,9 +357,10 @@ def load_policies(config: MultiAgentConfig, agents: Sequence[str]) -> tuple[dict
 
     Raises:
         MultiAgentSetupError: ``agent_models`` names an agent the env does not have.
+        NoChatTemplateError: a model whose tokenizer has no chat template.
     """
     if config.policies == "shared":
-        model, tokenizer = load_policy(config.model)
+        model, tokenizer = load_policy(config.model, chat=True)
         return {SHARED: model}, {SHARED: tokenizer}
     if config.policies == "lora":
         views, tokenizer = agent_adapters(config.model, agents, seed=config.run.seed)
@@ -367,7 +374,9 @@ def load_policies(config: MultiAgentConfig, agents: Sequence[str]) -> tuple[dict
     tokenizers: dict[str, Any] = {}
     for agent in agents:
         name = config.agent_models.get(agent, config.model.name_or_path)
-        models[agent], tokenizers[agent] = load_policy(dataclasses.replace(config.model, name_or_path=name))
+        models[agent], tokenizers[agent] = load_policy(
+            dataclasses.replace(config.model, name_or_path=name), chat=True
+        )
     return models, tokenizers
 
 

@@ -37,7 +37,7 @@ from mrlm.train.loop import RunConfig, TrainingSession
 from mrlm.train.loop.cpu_threads import independent_cpu_models, side_by_side
 from mrlm.train.mixture import EnvMixture, MixedRolloutEngine, parse_mixture
 from mrlm.train.rollout import RolloutBatch, RolloutEngine, Trajectory
-from mrlm.train.rollout.envs import check_env_id
+from mrlm.train.rollout.envs import check_env_id, env_factory, started_env
 from mrlm.train.setting_checks import check_counts
 from mrlm.train.task_seeds import training_seed_base
 
@@ -503,15 +503,25 @@ def run_task_seeds(config: SamplingSettings, session: TrainingSession) -> TaskSe
 
 
 def check_rollout_envs(config: RolloutSettings) -> None:
-    """Raise for an env id of ``config`` (its ``env_id``, or each env of its ``env_mixture``) that
-    no env answers to, before any model loads (see :func:`~mrlm.train.rollout.envs.check_env_id`)."""
-    ids = (
-        [entry.env_id for entry in parse_mixture(config.env_mixture)]
+    """Raise for an env of ``config`` (its ``env_id``, or each env of its ``env_mixture``) that no env
+    answers to (see :func:`~mrlm.train.rollout.envs.check_env_id`) or that cannot start: each is
+    built with its ``env_kwargs`` and reset with the run's first task seed
+    (:func:`~mrlm.train.rollout.envs.started_env`), as ``mrlm-train eval`` does, before any model loads.
+
+    Raises:
+        UnknownEnvError, EnvArgumentError: an id no env answers to, or arguments its env does not take.
+        EnvFailedError: an env that raised when built or reset.
+    """
+    envs = (
+        [(entry.env_id, entry.kwargs, entry.label) for entry in parse_mixture(config.env_mixture)]
         if config.env_mixture
-        else [config.env_id]
+        else [(config.env_id, parse_env_kwargs(config.env_kwargs), config.env_id)]
     )
-    for env_id in ids:
-        check_env_id(env_id)
+    seed = training_seed_base(config.run.seed)
+    for env_id, kwargs, label in envs:
+        check_env_id(env_id)  # a server that is not there says so itself, not as an env that failed
+        with started_env(env_factory(env_id, kwargs, None), label, seed):
+            pass
 
 
 def rollout_for(

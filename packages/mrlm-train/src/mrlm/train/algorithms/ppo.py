@@ -412,7 +412,7 @@ def load_critic(policy: Any, tokenizer: Any, critic_model: str, dtype: Dtype) ->
 
 def load_models(config: PPOConfig) -> tuple[dict[str, torch.nn.Module], dict[str, torch.nn.Module], Any]:
     """The trained models (policy, and critic or value head), the frozen ones, and the tokenizer."""
-    policy, tokenizer = load_policy(config.model)
+    policy, tokenizer = load_policy(config.model, chat=True)
     frozen = {REFERENCE: load_policy(config.model)[0]} if config.uses_reference else {}
     if config.critic == "value_head":
         return {POLICY: PolicyWithValueHead(policy)}, frozen, tokenizer
@@ -424,7 +424,7 @@ def train(config: PPOConfig) -> Path:
     """Run PPO as configured; return the directory of the final model(s) (``final/`` with a value
     head, ``final/policy`` and ``final/critic`` with a separate critic)."""
     check_output_dir(config.run.output_dir)  # before the models load, which may take minutes
-    check_rollout_envs(config)  # an unknown id, or a server that is not there, as early
+    check_rollout_envs(config)  # an unknown id, a server not there, an env that cannot start: as early
     models, frozen, tokenizer = load_models(config)
     optim: dict[str, OptimConfig] = {POLICY: config.optim}
     if CRITIC in models:

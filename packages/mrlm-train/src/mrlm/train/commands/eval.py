@@ -15,7 +15,8 @@ from mrlm.train.evaluation.config import PlayConfig, counted, describe_plan, des
 from mrlm.train.evaluation.passk import reported_ks
 from mrlm.train.evaluation.play import play, tasks_in
 from mrlm.train.evaluation.report import format_table, save_episodes, summarise, summary_dict
-from mrlm.train.loop.output_dir import check_output_file
+from mrlm.train.loop.errors import OutputDirError
+from mrlm.train.loop.output_dir import check_output_file, same_file
 from mrlm.train.rollout import Trajectory
 
 
@@ -61,13 +62,23 @@ class EvalArgs(PlayConfig):
 
 
 def run_eval(args: EvalArgs) -> int:
-    """Print the seeds, play, print the table, write the episodes and the summary; return 0."""
+    """Print the seeds, play, print the table, write the episodes and the summary; return 0.
+
+    Raises:
+        OutputDirError: before playing, an output path that cannot be written, or ``output`` and
+            the summary naming the same file.
+    """
     # Before playing, which may take hours: a path that cannot be written would lose every episode.
     if args.output:
         check_output_file(args.output, "output")
     summary = args.summary_path()
     if summary is not None:
         check_output_file(summary, "summary" if args.summary else "summary (written beside output)")
+        if args.output and same_file(args.output, summary):
+            raise OutputDirError(
+                f"output {args.output!r} and summary {str(summary)!r} are the same file: the summary "
+                "would replace the episodes; give each a path of its own"
+            )
     seeds = args.task_seeds()
     envs = args.envs()
     print(describe_plan(seeds, args.k, "sample", len(envs)), flush=True)

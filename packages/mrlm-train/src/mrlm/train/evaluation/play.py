@@ -15,14 +15,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from mrlm.envs.registry import EnvArgumentError, UnknownEnvError
 from mrlm.train.algorithms.multi_agent import MultiAgentSetupError
 from mrlm.train.evaluation.config import EnvSpec, PlayConfig, describe_seeds
 from mrlm.train.generation import HFGenerator, SamplingParams
 from mrlm.train.loop.progress import Progress
 from mrlm.train.policy import Dtype, ModelConfig, load_policy
 from mrlm.train.rollout import DEFAULT_POLICY, Policy, RolloutEngine, Trajectory
-from mrlm.train.rollout.envs import EnvKind, env_factory, kind_of
+from mrlm.train.rollout.envs import EnvKind, env_factory, started_env
+from mrlm.train.rollout.errors import EnvFailedError
 from mrlm.train.setting_checks import check_counts
 
 #: The modules whose frames call an env's own methods (reset, step, observe, last): an exception
@@ -30,10 +30,6 @@ from mrlm.train.setting_checks import check_counts
 _ENV_CALLERS = frozenset(
     {"mrlm.train.rollout.rounds", "mrlm.train.rollout.play_aec", "mrlm.train.rollout.replay"}
 )
-
-
-class EnvFailedError(RuntimeError):
-    """An env raised while it was built, reset or stepped; the message names the env and the seeds."""
 
 
 class DeviceError(ValueError):
@@ -81,6 +77,7 @@ def play(config: PlayConfig, samples: int, *, into: list[Trajectory] | None = No
         EnvFailedError: an env that raised when built, reset or stepped.
         MultiAgentSetupError: ``agent_models`` names an agent no env has.
         FileNotFoundError, ModelNotFoundError: a model path that holds no model.
+        NoChatTemplateError: a model whose tokenizer has no chat template.
     """
     specs = config.envs()
     seeds = config.task_seeds()
@@ -124,22 +121,8 @@ def probe_env(spec: EnvSpec, kind: EnvKind | None, seed: int) -> list[str] | Non
         UnknownEnvError, EnvArgumentError: as the registry raises them.
         EnvFailedError: anything else the env raised.
     """
-    try:
-        env = env_factory(spec.env_id, spec.kwargs, kind)()
-    except (UnknownEnvError, EnvArgumentError):
-        raise
-    except Exception as error:
-        raise EnvFailedError(f"env {spec.label!r} could not be built: {_describe(error)}") from error
-    try:
-        kind_of(env)
-        env.reset(seed=seed)
+    with started_env(env_factory(spec.env_id, spec.kwargs, kind), spec.label, seed) as env:
         agents = getattr(env, "possible_agents", None)
-    except Exception as error:
-        raise EnvFailedError(
-            f"env {spec.label!r} failed at reset(seed={seed}): {_describe(error)}"
-        ) from error
-    finally:
-        env.close()
     return [str(agent) for agent in agents] if agents else None
 
 
@@ -161,6 +144,8 @@ def load_players(
     Raises:
         MultiAgentSetupError: ``agent_models`` names an agent that no env has.
         DeviceError: ``device`` is no torch device, or one this machine lacks.
+        FileNotFoundError, ModelNotFoundError: a model path that holds no model.
+        NoChatTemplateError: a model whose tokenizer has no chat template.
     """
     known = {agent for names in agents.values() for agent in names or ()}
     unknown = sorted(set(agent_models) - known)
@@ -185,7 +170,7 @@ def load_players(
     policies: dict[str, Policy] = {}
     for name, path in models.items():
         if path not in loaded:
-            lm, tokenizer = load_policy(ModelConfig(name_or_path=path, dtype=dtype))
+            lm, tokenizer = load_policy(ModelConfig(name_or_path=path, dtype=dtype), chat=True)
             loaded[path] = Policy(HFGenerator(lm.to(target), tokenizer), tokenizer)
         policies[name] = loaded[path]
     return Players(policies, policy_of, models)

@@ -8,6 +8,7 @@ JSON lines (non-finite values are written as ``NaN`` / ``Infinity``, which Pytho
 from __future__ import annotations
 
 import json
+import math
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -59,6 +60,10 @@ class MetricsLog:
 def read_metrics(path: Path) -> list[dict[str, Any]]:
     """All records of a metrics file; for a step logged twice, the last record wins, in step order.
 
+    A record is a JSON object whose ``step`` is a finite number. Its values are as read, NaN and
+    infinities included (runs log them), but for an integer no float holds: it reads as an infinity,
+    as a float literal too large does (``1e400``).
+
     A last line without its newline that is no record was torn by a run that died while writing it,
     and is left out (as resuming drops it). Any other line that is no record raises ValueError
     naming the file and the line, as does a file that is not UTF-8.
@@ -73,9 +78,9 @@ def read_metrics(path: Path) -> list[dict[str, Any]]:
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
-            by_step[int(record["step"])] = record
-        except (ValueError, KeyError, TypeError) as error:
+            record = _loads(line)
+            by_step[int(record["step"])] = record  # inf: OverflowError, nan: ValueError
+        except (ValueError, KeyError, TypeError, OverflowError, RecursionError) as error:
             if number == len(lines) and not text.endswith("\n"):
                 break  # torn
             raise ValueError(f"{path}:{number}: not a metrics record ({type(error).__name__})") from None
@@ -85,6 +90,26 @@ def read_metrics(path: Path) -> list[dict[str, Any]]:
 def _step_of(line: str) -> float:
     """The step of a record line; a torn last line (the process died mid-write) counts as infinitely late."""
     try:
-        return float(json.loads(line)["step"])
-    except (ValueError, KeyError, TypeError):
+        return float(_loads(line)["step"])
+    except (ValueError, KeyError, TypeError, RecursionError):
         return float("inf")
+
+
+def _loads(line: str) -> Any:
+    """``line`` parsed as JSON, integers beyond a float read as infinities (see :func:`read_metrics`).
+
+    Raises:
+        ValueError: not JSON.
+        RecursionError: JSON nested too deeply for the parser.
+    """
+    return json.loads(line, parse_int=_json_int)
+
+
+def _json_int(text: str) -> int | float:
+    """A JSON integer: as an int when a float holds it (plots draw floats), else as an infinity."""
+    try:
+        value = int(text)
+        float(value)  # OverflowError beyond the largest float
+    except (OverflowError, ValueError):  # ValueError: more digits than int() reads
+        return -math.inf if text.startswith("-") else math.inf
+    return value

@@ -60,6 +60,18 @@ def check_output_file(path: str | Path, setting: str) -> None:
         )
 
 
+def same_file(first: str | Path, second: str | Path) -> bool:
+    """Whether ``first`` and ``second`` name one file: the same path once resolved (``~``, ``..``,
+    symbolic links), or two names (hard links) of one existing file."""
+    a, b = Path(first).expanduser(), Path(second).expanduser()
+    if a.resolve() == b.resolve():
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist yet: only its resolved path could match
+        return False
+
+
 def _refusal_of_new_files(directory: Path) -> str | None:
     """Why ``directory`` takes no new file (the system's words), or None when it takes one.
 

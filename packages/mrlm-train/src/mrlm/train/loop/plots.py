@@ -19,7 +19,7 @@ def plot_metrics(
     """Draw each of ``keys`` against the step, one panel per key, into ``out_png``; return ``out_png``.
 
     Keys absent from every record are left out; a step logged twice (a resumed run) is drawn with
-    its last record. With ``smooth > 1`` the raw values are drawn faintly and their trailing mean
+    its last record; a value that is NaN or infinite leaves a gap in its curve. With ``smooth > 1`` the raw values are drawn faintly and their trailing mean
     over ``smooth`` records on top (noisy RL metrics show their trend). Raises ValueError when none
     of ``keys`` was logged, and ImportError when matplotlib is not installed.
     """

@@ -11,7 +11,12 @@ builds a chat's tokens incrementally; :func:`collate` pads trajectories into a :
 from mrlm.train.rollout.batch import RolloutBatch, collate, reward_tensor
 from mrlm.train.rollout.conversation import Conversation, TemplatePrefixError
 from mrlm.train.rollout.engine import JointMode, RolloutEngine
-from mrlm.train.rollout.errors import EnvOutputError, ReplayMismatchError, RewardOverflowError
+from mrlm.train.rollout.errors import (
+    EnvFailedError,
+    EnvOutputError,
+    ReplayMismatchError,
+    RewardOverflowError,
+)
 from mrlm.train.rollout.policies import DEFAULT_POLICY, AgentPolicies, Policy
 from mrlm.train.rollout.prompts import SystemPrompt, default_system_prompt
 from mrlm.train.rollout.replay import replay
@@ -22,6 +27,7 @@ __all__ = [
     "DEFAULT_POLICY",
     "AgentPolicies",
     "Conversation",
+    "EnvFailedError",
     "EnvOutputError",
     "JointMode",
     "Policy",

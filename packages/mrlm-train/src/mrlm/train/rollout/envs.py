@@ -8,13 +8,14 @@ clients of ``mrlm.envs.remote`` are such envs too.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import contextlib
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Literal
 
 import gymnasium
 from pettingzoo import AECEnv, ParallelEnv
 
-from mrlm.train.rollout.errors import EnvOutputError
+from mrlm.train.rollout.errors import EnvFailedError, EnvOutputError
 
 EnvKind = Literal["gymnasium", "aec", "parallel"]
 EnvFactory = Callable[[], Any]
@@ -62,6 +63,39 @@ def check_env_id(env: str) -> None:
     except mrlm.envs.UnknownEnvError:
         if env not in gymnasium.registry:
             raise
+
+
+@contextlib.contextmanager
+def started_env(make_env: EnvFactory, label: str, seed: int) -> Iterator[Any]:
+    """One env from ``make_env``, reset with ``seed``, closed when the block ends.
+
+    Commands start one such env before any model loads, so that an env that cannot even start
+    (arguments it refuses, a reset that raises) fails in one line instead of minutes later in the
+    first rollout. ``label`` names the env in the messages.
+
+    Raises:
+        UnknownEnvError, EnvArgumentError: as the registry raises them.
+        EnvFailedError: anything else the env raised when built or reset, or an object that is no env.
+    """
+    from mrlm.envs.registry import EnvArgumentError, UnknownEnvError
+
+    try:
+        env = make_env()
+    except (UnknownEnvError, EnvArgumentError):
+        raise
+    except Exception as error:
+        raise EnvFailedError(f"env {label!r} could not be built: {type(error).__name__}: {error}") from error
+    try:
+        try:
+            kind_of(env)
+            env.reset(seed=seed)
+        except Exception as error:
+            raise EnvFailedError(
+                f"env {label!r} failed at reset(seed={seed}): {type(error).__name__}: {error}"
+            ) from error
+        yield env
+    finally:
+        env.close()
 
 
 def kind_of(env: object) -> EnvKind:

@@ -1,6 +1,11 @@
-"""Errors about what an env returned, each naming the env and the value it returned."""
+"""Errors about an env: one that failed in its own code, or returned a value of the wrong kind, each
+naming the env (and the value it returned)."""
 
 from __future__ import annotations
+
+
+class EnvFailedError(RuntimeError):
+    """An env raised while it was built, reset or stepped; the message names the env and the seeds."""
 
 
 class EnvOutputError(TypeError):
