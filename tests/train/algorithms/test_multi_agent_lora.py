@@ -20,6 +20,7 @@ from mrlm.train.adapters import AdapterSetupError, AgentAdapter, agent_adapters,
 from mrlm.train.algorithms import magrpo
 from mrlm.train.algorithms.magrpo import MAGRPOConfig
 from mrlm.train.loop import DistributedConfig, OptimConfig, RunConfig, TrainingSession
+from mrlm.train.loop.cpu_threads import independent_cpu_models
 from mrlm.train.policy import ModelConfig, load_policy
 
 AGENTS = ("red", "green", "blue")
@@ -245,6 +246,26 @@ def test_a_run_trains_every_agents_adapter_and_resumes_exactly(tmp_path: Path) -
         assert any("lora_B" in key and bool(w.abs().sum() > 0) for key, w in resumed_weights.items())
         adapters[agent] = resumed_weights
     assert any(not torch.equal(adapters["agent_0"][k], adapters["agent_1"][k]) for k in adapters["agent_0"])
+
+
+def test_views_over_one_base_are_never_run_at_once(views: dict[str, AgentAdapter]) -> None:
+    # Each view runs the shared base with its own adapter made active: two threads running two views
+    # would each compute with whichever adapter the other activated last.
+    assert not independent_cpu_models(list(views.values()))
+
+
+@pytest.mark.usefixtures("two_threads")
+def test_with_two_threads_every_step_trains_every_agents_own_adapter(tmp_path: Path) -> None:
+    """Run side by side on two threads, the views took turns activating their adapters under each
+    other: one agent's adapter got no gradient each step, and one pass over fresh samples showed a
+    ratio away from 1 (samples and losses computed with another agent's adapter)."""
+    config = dataclasses.replace(
+        _config(tmp_path / "run", max_steps=2), num_iterations=1, kl_coef=0.0, micro_batch_size=4
+    )
+    magrpo.train(config, env=_env)
+    for row in _metrics(tmp_path / "run"):
+        assert row["grad_norm"] > 0 and row["grad_norm/agent_1"] > 0, row  # agent_0 is the first
+        assert abs(row["approx_kl"]) < 1e-6 and row["clip_fraction"] == 0.0, row
 
 
 @pytest.mark.parametrize(

@@ -147,6 +147,12 @@ class AgentAdapter(torch.nn.Module):
             kwargs["logits_to_keep"] = logits_to_keep
         return self.shared.model(*args, **kwargs)
 
+    def unregistered_modules(self) -> tuple[torch.nn.Module, ...]:
+        """The shared model this view runs without registering it: every agent's view runs it, with
+        its own adapter made active, so two views must never run at once (see
+        :func:`~mrlm.train.loop.cpu_threads.independent_cpu_models`)."""
+        return (self.shared.model,)
+
     @property
     def config(self) -> Any:
         """The base model's config (its architecture, for memory estimates)."""

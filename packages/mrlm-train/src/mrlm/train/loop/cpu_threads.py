@@ -147,12 +147,18 @@ def _read_proc_stat() -> str | None:
 
 def independent_cpu_models(models: Sequence[torch.nn.Module]) -> bool:
     """True for several models, all on CPU, no two holding the same parameter or buffer (separate
-    policies, not adapters over one base): work on one cannot touch another."""
+    policies, not adapters over one base): work on one cannot touch another.
+
+    A model that runs modules it does not register (an adapter view runs the base it shares with the
+    other agents' views, and switches which adapter is active in it) names them with a method
+    ``unregistered_modules()``; their tensors count as the model's."""
     if len(models) < 2:
         return False
     seen: set[int] = set()
     for model in models:
-        tensors = [*model.parameters(), *model.buffers()]
+        unregistered = getattr(model, "unregistered_modules", None)
+        modules = [model, *(unregistered() if callable(unregistered) else ())]
+        tensors = [tensor for module in modules for tensor in (*module.parameters(), *module.buffers())]
         if any(tensor.device.type != "cpu" for tensor in tensors):
             return False
         ids = {id(tensor) for tensor in tensors}
