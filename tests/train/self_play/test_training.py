@@ -1,10 +1,11 @@
 """Self-play in the multi-agent trainers, end to end: opponents from the pool, win rates in the
-metrics, exact resume with the pool, and settings that do not fit refused."""
+metrics, exact resume with the pool, and settings or checkpoints that do not fit refused."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -14,8 +15,9 @@ from safetensors.torch import load_file
 
 from mrlm.train.algorithms import magrpo
 from mrlm.train.algorithms.magrpo import MAGRPOConfig
-from mrlm.train.loop import OptimConfig, RunConfig
+from mrlm.train.loop import CheckpointError, OptimConfig, RunConfig
 from mrlm.train.loop import checkpoint as ckpt
+from mrlm.train.self_play.opponents import NO_POOL, WITH_POOL
 from mrlm.train.self_play.training import METRICS
 from tests.train.self_play.games import Longer
 
@@ -91,6 +93,23 @@ def test_a_resumed_run_draws_the_same_opponents_with_the_same_weights(tmp_path: 
     weights_a = load_file(tmp_path / "a" / "final" / "model.safetensors")
     weights_b = load_file(tmp_path / "b" / "final" / "model.safetensors")
     assert all(torch.allclose(weights_a[name], weights_b[name], atol=1e-6) for name in weights_a)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("saved", "resumed", "message"), [(0, 2, NO_POOL), (2, 0, WITH_POOL)])
+def test_a_checkpoint_with_another_opponent_pool_setting_is_refused(
+    tmp_path: Path, saved: int, resumed: int, message: str
+) -> None:
+    """Saved without a pool and resumed with one, or the reverse: refused before any step, so the run
+    keeps its one step and its one checkpoint."""
+    run = RunConfig(output_dir=str(tmp_path), max_steps=1, save_every=1, progress_bar=False)
+    tiny = {"prompts_per_step": 1, "eval_every": 0}
+    magrpo.train(_config(tmp_path, opponent_pool=saved, run=run, **tiny), env=Longer)
+    again = dataclasses.replace(run, max_steps=2, resume="latest")
+    with pytest.raises(CheckpointError, match=f"^{re.escape(message)}$"):
+        magrpo.train(_config(tmp_path, opponent_pool=resumed, run=again, **tiny), env=Longer)
+    assert [row["step"] for row in _metrics(tmp_path)] == [1]
+    assert [step for step, _ in ckpt.list_checkpoints(tmp_path)] == [1]
 
 
 @pytest.mark.slow

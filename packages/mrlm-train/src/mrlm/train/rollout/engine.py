@@ -29,6 +29,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from mrlm.train.generation.base import Generator, SamplingParams
+from mrlm.train.loop.errors import CheckpointError
 from mrlm.train.rollout.context import Episode, Rollout, Task
 from mrlm.train.rollout.cross import play_cross
 from mrlm.train.rollout.envs import EnvFactory, EnvKind, env_factory, kind_of
@@ -178,7 +179,17 @@ class RolloutEngine:
         return {"calls": self._calls, "next_group": self._next_group, "next_episode": self._next_episode}
 
     def load_state_dict(self, state: Mapping[str, int]) -> None:
-        """Continue from :meth:`state_dict`: the next call collects what it would have collected."""
+        """Continue from :meth:`state_dict`: the next call collects what it would have collected.
+
+        Raises:
+            CheckpointError: ``state`` is an opponent rollout's (:mod:`mrlm.train.self_play.opponents`),
+                saved by a run with ``--opponent-pool``; nothing is loaded.
+        """
+        if "calls" not in state and "engine" in state:
+            raise CheckpointError(
+                "the checkpoint holds an opponent pool: it was saved by a run with --opponent-pool, "
+                "this run has none; resume it with the same --opponent-pool"
+            )
         self._calls = int(state["calls"])
         self._next_group = int(state["next_group"])
         self._next_episode = int(state.get("next_episode", 0))  # absent from older checkpoints

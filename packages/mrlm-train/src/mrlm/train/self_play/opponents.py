@@ -12,7 +12,20 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from mrlm.train.loop.errors import CheckpointError
 from mrlm.train.rollout import Policy, RolloutEngine, Trajectory
+
+#: Why a run with an opponent pool refuses a checkpoint saved without one.
+NO_POOL = (
+    "the checkpoint holds no opponent pool: it was saved by a run without --opponent-pool, this run "
+    "has one; resume it without --opponent-pool"
+)
+#: Why a run without an opponent pool refuses a checkpoint saved with one (the rollout engine's
+#: ``load_state_dict`` says the same).
+WITH_POOL = (
+    "the checkpoint holds an opponent pool: it was saved by a run with --opponent-pool, this run "
+    "has none; resume it with the same --opponent-pool"
+)
 
 
 class OpponentRollout:
@@ -66,7 +79,14 @@ class OpponentRollout:
         return {"engine": self.engine.state_dict(), "cursor": self.cursor}
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
-        """Continue from :meth:`state_dict`."""
+        """Continue from :meth:`state_dict`.
+
+        Raises:
+            CheckpointError: ``state`` is a plain engine's, saved by a run without ``--opponent-pool``;
+                nothing is loaded.
+        """
+        if "engine" not in state:
+            raise CheckpointError(NO_POOL)
         self.engine.load_state_dict(state["engine"])
         self.cursor = int(state["cursor"])
 

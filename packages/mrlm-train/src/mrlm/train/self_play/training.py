@@ -31,14 +31,14 @@ import torch
 from mrlm.train.algorithms.onpolicy import run_sampling
 from mrlm.train.generation import HFGenerator
 from mrlm.train.generation.base import SamplingParams
-from mrlm.train.loop import TrainingSession
+from mrlm.train.loop import CheckpointError, TrainingSession
 from mrlm.train.loop.fsdp import gathered_weights
 from mrlm.train.policy import load_policy
 from mrlm.train.rollout import Policy, RolloutEngine
 from mrlm.train.rollout.envs import EnvFactory
 from mrlm.train.rollout.policies import AgentPolicies
 from mrlm.train.self_play.fixed_reply import FixedReply
-from mrlm.train.self_play.opponents import OpponentRollout
+from mrlm.train.self_play.opponents import NO_POOL, WITH_POOL, OpponentRollout
 from mrlm.train.self_play.pool import SnapshotPool, load_snapshot, take_snapshot
 from mrlm.train.self_play.win_rate import Record, eval_seeds, play_record
 from mrlm.train.setting_checks import check_counts
@@ -170,14 +170,15 @@ class SelfPlay:
         """Continue from :meth:`state_dict`.
 
         Raises:
-            ValueError: the run has a pool but the checkpoint none (it was saved without one).
+            CheckpointError: the checkpoint holds an opponent pool and this run has none, or the
+                reverse; nothing is loaded.
         """
         if self.pool is None:
+            if "pool" in state:
+                raise CheckpointError(WITH_POOL)
             return
         if "pool" not in state:
-            raise ValueError(
-                "the checkpoint holds no opponent pool: it was saved by a run without opponent_pool"
-            )
+            raise CheckpointError(NO_POOL)
         self.pool.load_state_dict(state["pool"])
         self._loaded = None
 
