@@ -12,12 +12,12 @@ import pytest
 import torch
 from transformers import AutoModelForCausalLM, AutoModelForTokenClassification
 
-from mrlm.envs import Outcome
+from mrlm.envs import DatasetTaskEnv, Outcome
 from mrlm.train.algorithms import ALGORITHMS, ippo
 from mrlm.train.algorithms.ippo import IPPOConfig
-from mrlm.train.algorithms.multi_agent import collect_rows
+from mrlm.train.algorithms.multi_agent import MultiAgentSetupError, collect_rows
 from mrlm.train.algorithms.onpolicy import TaskSeeds
-from mrlm.train.cli import main
+from mrlm.train.cli import explains_itself, main
 from mrlm.train.generation import SamplingParams
 from mrlm.train.loop import DistributedConfig, OptimConfig, RunConfig, TrainingSession
 from mrlm.train.rollout import RolloutEngine
@@ -137,12 +137,78 @@ def test_an_agent_learns_only_from_its_own_rewards(tmp_path: Path) -> None:
         ({"lam": 1.5}, "gamma and lam"),
         ({"vf_coef": -1.0}, r"^vf_coef must be a finite number >= 0, got -1.0$"),
         ({"group_size": 0}, "group_size must be at least 1"),
-        ({"opponent_pool": 2}, "need policies='shared'"),
+        (
+            {"opponent_pool": 2},
+            r"^opponent_pool set the MAGRPO family's self-play; IPPO has no self-play opponents",
+        ),
+        ({"eval_every": 1, "rule_reply": "no"}, "^eval_every, rule_reply set the MAGRPO family's self-play"),
+        ({"snapshot_every": 3}, "^snapshot_every set the MAGRPO family's self-play"),
+        ({"eval_tasks": 4}, "^eval_tasks set the MAGRPO family's self-play"),
+        ({"max_sampling_rounds": 2}, "^max_sampling_rounds set the MAGRPO family's group advantages"),
     ],
 )
 def test_settings_that_do_not_fit_are_refused(tmp_path: Path, changes: dict[str, Any], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         _small(tmp_path / "run", **changes)
+
+
+def test_a_config_file_setting_what_ippo_does_not_read_is_refused_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def no_loading(*args: Any) -> Any:
+        raise AssertionError("a model was loaded")
+
+    monkeypatch.setattr(ippo, "load_policies", no_loading)
+    path = tmp_path / "run.yaml"
+    path.write_text(f"env_id: mrlm/TeamSum-v0\nsnapshot_every: 3\nrun:\n  output_dir: {tmp_path / 'run'}\n")
+    assert main(["ippo", "--config", str(path)]) == 1
+    (line,) = capsys.readouterr().err.splitlines()
+    assert "snapshot_every set the MAGRPO family's self-play; IPPO has no self-play opponents" in line
+
+
+def _two_writers(*agents: str) -> DatasetTaskEnv:
+    return DatasetTaskEnv(
+        [{"p": "x"}],
+        formatters=[lambda row: "write", lambda row: "criticise"],
+        reward=lambda replies, row: float(len(replies[0]) > len(replies[1])),
+        agents=list(agents),
+    )
+
+
+@pytest.mark.parametrize("agents", [("author", "critic_1"), ("writer", "critic_writer")])
+def test_an_agent_named_like_a_critic_is_trained_as_a_policy(tmp_path: Path, agents: tuple[str, str]) -> None:
+    """With value heads there is no separate critic: an agent called critic_... is a policy like the
+    other, trained at the policy's learning rate, never taken for another agent's critic."""
+    run = RunConfig(output_dir=str(tmp_path / "run"), max_steps=1, progress_bar=False)
+    config = _small(tmp_path / "run", env_id="names", prompts_per_step=1, mini_batch_size=1, run=run)
+    ippo.train(config, env=lambda: _two_writers(*agents))
+    (row,) = _metrics(tmp_path / "run")
+    assert row["lr"] == row[f"lr/{agents[1]}"] == pytest.approx(1e-3)  # not critic_learning_rate
+    assert row[f"grad_norm/{agents[1]}"] > 0
+
+
+@pytest.mark.parametrize(
+    ("agents", "changes", "repeated"),
+    [
+        (("writer", "critic_writer"), {"critic": "model"}, "critic_writer"),
+        (("writer", "reference_writer"), {"kl_coef": 0.1}, "reference_writer"),
+    ],
+)
+def test_agent_names_that_would_name_two_models_are_refused_before_any_model_loads(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    agents: tuple[str, ...],
+    changes: dict[str, Any],
+    repeated: str,
+) -> None:
+    def no_loading(*args: Any) -> Any:
+        raise AssertionError("a model was loaded")
+
+    monkeypatch.setattr(ippo, "load_policies", no_loading)
+    config = _small(tmp_path / "run", env_id="names", **changes)
+    with pytest.raises(MultiAgentSetupError, match=f"two models called '{repeated}'") as refused:
+        ippo.train(config, env=lambda: _two_writers(*agents))
+    assert explains_itself(refused.value)  # the command line prints it as one line
 
 
 def test_a_value_head_is_saved_beside_each_agents_policy(tmp_path: Path) -> None:

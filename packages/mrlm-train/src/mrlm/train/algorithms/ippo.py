@@ -122,8 +122,17 @@ METRICS = {
 (``policy/<agent>/loss``, ``value/<agent>/loss``, ...), ``agent/<agent>/reward`` and ``agent/<agent>/success``, and the rollout's
 metrics (:func:`~mrlm.train.algorithms.onpolicy.rollout_metrics`)."""
 
-# What IPPO does not read: MAGRPO's loss and group settings. Changing them is a mistake worth naming.
-_GROUP_ONLY = ("advantage_scaling", "group_by", "ratio_level", "aggregation", "dynamic_sampling")
+# What IPPO does not read: MAGRPO's loss and group settings, and its self-play ones. Changing them
+# is a mistake worth naming.
+_GROUP_ONLY = (
+    "advantage_scaling",
+    "group_by",
+    "ratio_level",
+    "aggregation",
+    "dynamic_sampling",
+    "max_sampling_rounds",
+)
+_SELF_PLAY = ("opponent_pool", "snapshot_every", "eval_every", "eval_tasks", "rule_reply")
 
 
 @dataclass
@@ -192,18 +201,25 @@ class IPPOConfig(MultiAgentConfig):
     min_group_size: ClassVar[int] = 1
 
     def __post_init__(self) -> None:
-        super().__post_init__()
-        if self.policies != "per_agent":
-            raise ValueError(
-                "IPPO trains each agent's own policy and critic: it needs policies='per_agent' "
-                "(for one policy shared by every agent, use magrpo)"
-            )
+        # Before MultiAgentConfig's checks, whose messages about these settings do not fit IPPO.
         defaults = {f.name: f.default for f in dataclasses.fields(MultiAgentConfig)}
         changed = [name for name in _GROUP_ONLY if getattr(self, name) != defaults[name]]
         if changed:
             raise ValueError(
                 f"{', '.join(changed)} set the MAGRPO family's group advantages and loss; IPPO's "
                 "advantages come from each agent's critic (GAE) and its loss is PPO's"
+            )
+        changed = [name for name in _SELF_PLAY if getattr(self, name) != defaults[name]]
+        if changed:
+            raise ValueError(
+                f"{', '.join(changed)} set the MAGRPO family's self-play; IPPO has no self-play "
+                "opponents: each agent plays and trains its own policy"
+            )
+        super().__post_init__()
+        if self.policies != "per_agent":
+            raise ValueError(
+                "IPPO trains each agent's own policy and critic: it needs policies='per_agent' "
+                "(for one policy shared by every agent, use magrpo)"
             )
 
         check_critic_settings(self)  # clip_low and clip_high: checked by MultiAgentConfig
@@ -223,15 +239,11 @@ def train(config: IPPOConfig, *, env: EnvFactory | None = None) -> Path:
     check_output_dir(config.run.output_dir)  # before the models load, which may take minutes
     make_env = run_env(config, env)
     agents = env_agents(make_env, config.env_id, training_seed_base(config.run.seed))
+    check_model_names(config, agents)
     models, tokenizers = load_models(config, agents)
-    optim = {
-        name: (
-            dataclasses.replace(config.optim, learning_rate=config.critic_learning_rate)
-            if name.startswith(CRITIC_PREFIX)
-            else config.optim
-        )
-        for name in models
-    }
+    critics = {critic_name(config, agent) for agent in agents} - {None}
+    critic_optim = dataclasses.replace(config.optim, learning_rate=config.critic_learning_rate)
+    optim = {name: critic_optim if name in critics else config.optim for name in models}
     references = load_policies(config, agents)[0] if config.kl_coef > 0 else {}
     frozen = {REFERENCE_PREFIX + name: model for name, model in references.items()}
     with TrainingSession.for_config(config, models, frozen=frozen, optim=optim) as session:
@@ -248,20 +260,54 @@ def train(config: IPPOConfig, *, env: EnvFactory | None = None) -> Path:
         return session.save_final(tokenizers)
 
 
+def critic_name(config: IPPOConfig, agent: str) -> str | None:
+    """The session name of ``agent``'s separate critic: ``critic_<agent>`` with critic="model",
+    None with a value head (the critic is the policy's own)."""
+    return CRITIC_PREFIX + agent if config.critic == "model" else None
+
+
+def check_model_names(config: IPPOConfig, agents: Sequence[str]) -> None:
+    """Refuse agent names that would give two of the run's models one name: an agent's policy, its
+    critic (:func:`critic_name`) and, with kl_coef > 0, its reference (``reference_<agent>``).
+
+    Raises:
+        MultiAgentSetupError: a repeated name, such as agent ``critic_writer`` beside agent
+            ``writer`` with critic="model".
+    """
+    names = list(agents)
+    names += [name for agent in agents if (name := critic_name(config, agent)) is not None]
+    if config.kl_coef > 0:
+        names += [REFERENCE_PREFIX + agent for agent in agents]
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise MultiAgentSetupError(
+            f"the env's agents {list(agents)} would give IPPO two models called "
+            f"{', '.join(map(repr, repeated))} (agent <a>'s critic is {CRITIC_PREFIX}<a> with "
+            f'critic="model", its reference {REFERENCE_PREFIX}<a> with kl_coef > 0): rename the agents'
+        )
+
+
 def load_models(config: IPPOConfig, agents: Sequence[str]) -> tuple[dict[str, Any], dict[str, Any]]:
     """The models to train (each agent's policy with its value head, or each agent's policy and
-    ``critic_<agent>``) and each agent's tokenizer."""
+    its critic, named by :func:`critic_name`) and each agent's tokenizer."""
     policies, tokenizers = load_policies(config, agents)
     models: dict[str, Any] = {}
     for agent, policy in policies.items():
-        if config.critic == "value_head":
+        name = critic_name(config, agent)
+        if name is None:
             models[agent] = PolicyWithValueHead(policy)
         else:
             models[agent] = policy
-            models[CRITIC_PREFIX + agent] = load_critic(
-                policy, tokenizers[agent], config.critic_model, config.model.dtype
-            )
+            models[name] = load_critic(policy, tokenizers[agent], config.critic_model, config.model.dtype)
     return models, tokenizers
+
+
+def policy_and_critic(
+    session: TrainingSession, agent: str, config: IPPOConfig
+) -> tuple[torch.nn.Module, torch.nn.Module | None]:
+    """``agent``'s policy and its separate critic in ``session`` (None with a value head)."""
+    name = critic_name(config, agent)
+    return session.models[agent], None if name is None else session.models[name]
 
 
 def train_step(
@@ -355,7 +401,7 @@ class AgentTargets:
 
     def loss_fn(self, session: TrainingSession, agent: str, config: IPPOConfig) -> LossFn:
         """The agent's PPO loss of a micro-batch of its rows."""
-        policy, critic = session.models[agent], session.models.get(CRITIC_PREFIX + agent)
+        policy, critic = policy_and_critic(session, agent, config)
         with_entropy = config.entropy_coef > 0
 
         def loss(
@@ -389,7 +435,7 @@ def prepare_agent(
     session: TrainingSession, agent: str, batch: RolloutBatch, config: IPPOConfig
 ) -> AgentTargets:
     """Steps 2-4 for one agent's rows: values, rewards on tokens, GAE, whitening. Collective."""
-    policy, critic = session.models[agent], session.models.get(CRITIC_PREFIX + agent)
+    policy, critic = policy_and_critic(session, agent, config)
     (values,) = chunked_without_grad(
         session,
         batch,
