@@ -59,6 +59,12 @@ def test_the_env_scores_every_demonstration_as_correct(tmp_path: Path) -> None:
         ({"critic_learning_rate": -1.0}, "critic_learning_rate must be a finite number > 0"),
         ({"temperature": -1.0}, "temperature must be >= 0"),
         ({"max_new_tokens": 0}, "max_new_tokens must be at least 1, got 0"),
+        ({"multi_agent": True, "algorithm": "ppo"}, "the multi-agent quickstart runs MAGRPO"),
+        (
+            {"multi_agent": True, "group_size": 1},
+            "^group_size must be at least 2 with multi_agent .*, got 1$",
+        ),
+        ({"multi_agent": True, "group_size": 17}, "289 joint actions per round.*group_size at most 16"),
     ],
 )
 def test_bad_budgets_are_refused(overrides: dict[str, object], message: str) -> None:

@@ -198,3 +198,19 @@ def test_the_cli_names_settings_that_do_not_fit_the_env_in_one_line(
     assert status == 1
     assert len(err.splitlines()) == 1 and err.startswith("mrlm-train magrpo: ")
     assert re.search(message, err), err
+
+
+def test_too_many_cross_joint_actions_are_refused_in_one_line_before_any_model_loads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from mrlm.train.algorithms import multi_agent
+
+    def no_loading(*args: Any) -> Any:
+        raise AssertionError("a model was loaded")
+
+    monkeypatch.setattr(multi_agent, "load_policies", no_loading)
+    argv = ["--joint", "cross", "--credit", "agent", "--group-size", "8", "--env-kwargs", '{"num_agents": 4}']
+    assert main(["magrpo", "--run.output-dir", str(tmp_path / "run"), *argv]) == 1
+    (line,) = capsys.readouterr().err.splitlines()
+    assert "8 samples for each of 4 agents make 4096 joint actions per round" in line
+    assert line.endswith("(group_size at most 4 with 4 agents); lower group_size or use joint='align'")

@@ -74,14 +74,16 @@ class QuickstartConfig:
     sft_learning_rate: float = 3e-3
     """SFT learning rate (after 10 warm-up steps)."""
     algorithm: Literal["grpo", "ppo"] = "grpo"
-    """The RL stage after the SFT warm-up."""
+    """The RL stage after the SFT warm-up of the single-agent quickstart (the multi-agent one runs
+    MAGRPO, and refuses "ppo")."""
     grpo_steps: int = 120
     """GRPO steps."""
     prompts_per_step: int = 16
     """Problems per GRPO step."""
     group_size: int = 8
     """Sampled replies per problem in GRPO (PPO samples one reply to each of prompts_per_step *
-    group_size problems per step: as many replies, more problems for its critic to learn from)."""
+    group_size problems per step: as many replies, more problems for its critic to learn from); with
+    multi_agent, samples per agent and task in MAGRPO (2 to 16: every combination is played)."""
     grpo_learning_rate: float = 5e-4
     """GRPO learning rate."""
     ppo_steps: int = 100
@@ -126,6 +128,10 @@ class QuickstartConfig:
         counts = ("sft_steps", "sft_batch_size", "grpo_steps", "ppo_steps", "prompts_per_step")
         team_counts = ("team_demonstrations", "team_sft_steps", "magrpo_steps")
         check_counts(**{name: getattr(self, name) for name in (*counts, *team_counts)})
+        if self.multi_agent:
+            from mrlm.train.quickstart_team import check_team_settings
+
+            check_team_settings(self)
         # GRPO's advantages compare the replies of one problem; PPO only multiplies by it.
         least_group = 2 if self.algorithm == "grpo" else 1
         if self.group_size < least_group:

@@ -29,8 +29,10 @@ import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Final
 
 from mrlm.train.algorithms import magrpo
+from mrlm.train.algorithms.multi_agent import MAX_JOINT_ACTIONS
 from mrlm.train.generation import HFGenerator, SamplingParams
 from mrlm.train.loop import OptimConfig
 from mrlm.train.loop.plots import plot_metrics
@@ -46,6 +48,7 @@ from mrlm.train.quickstart import (
     timed,
 )
 from mrlm.train.rollout import Policy, RolloutEngine
+from mrlm.train.rollout.cross import too_many_joint_actions
 from mrlm.train.rollout.prompts import default_system_prompt
 
 TEAM_ENV_ID = "mrlm/TeamSum-v0"
@@ -56,6 +59,8 @@ TEAM_ENV_KWARGS: dict[str, int] = {"low": 1, "high": 5}
 """The quickstart's task: digits 1-5, 25 problems per agent."""
 EVAL_TASKS = 200
 """Joint tasks of each evaluation."""
+TEAM_JOINT: Final = "cross"
+"""How the MAGRPO stage pairs the agents' samples: every combination is played."""
 
 
 @dataclass
@@ -71,6 +76,30 @@ class TeamQuickstartResult:
     agent_models: dict[str, Path]
     """Each agent's model after MAGRPO."""
     plot: Path
+
+
+def check_team_settings(config: QuickstartConfig) -> None:
+    """Refuse settings the MAGRPO stage cannot run, before anything is built: ``algorithm="ppo"``
+    (the multi-agent quickstart runs MAGRPO), a group size below MAGRPO's least, or one whose rounds
+    of every combination of the agents' samples would play too many joint actions.
+
+    Raises:
+        ValueError: the first setting that does not fit, named.
+    """
+    if config.algorithm != "grpo":
+        raise ValueError(
+            f"algorithm={config.algorithm!r} chooses the single-agent quickstart's RL stage; the "
+            "multi-agent quickstart runs MAGRPO: leave algorithm out with multi_agent"
+        )
+    least = magrpo.MAGRPOConfig.min_group_size
+    if config.group_size < least:
+        raise ValueError(
+            f"group_size must be at least {least} with multi_agent (MAGRPO compares each agent's "
+            f"samples), got {config.group_size}"
+        )
+    problem = too_many_joint_actions(config.group_size, len(AGENTS), MAX_JOINT_ACTIONS)
+    if problem is not None:
+        raise ValueError(f"with multi_agent, {problem}: lower group_size")
 
 
 def write_team_demonstrations(seeds: range, path: Path) -> Path:
@@ -190,7 +219,7 @@ def _magrpo_stage(config: QuickstartConfig, out: Path, sft_model: Path) -> Path:
         # Every combination of the two agents' samples is played, and each sample is credited with
         # its mean reward over them: how often it is right with the partner as the partner is now.
         # TeamSum pays each agent the team's reward, so the agents' own credit is the team's.
-        joint="cross",
+        joint=TEAM_JOINT,
         credit="agent",
         group_size=config.group_size,
         prompts_per_step=config.prompts_per_step,

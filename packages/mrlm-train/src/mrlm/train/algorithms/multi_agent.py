@@ -89,6 +89,7 @@ from mrlm.train.ops.policy_loss import check_clip_range
 from mrlm.train.policy import ModelConfig, load_policy
 from mrlm.train.rollout import Policy, RolloutEngine, Trajectory
 from mrlm.train.rollout.batch import RolloutBatch, collate, reward_tensor
+from mrlm.train.rollout.cross import too_many_joint_actions
 from mrlm.train.rollout.envs import EnvFactory, check_env_id, env_factory, started_env
 from mrlm.train.self_play import DEBATE_SLOGAN
 from mrlm.train.self_play.opponents import OpponentRollout
@@ -102,13 +103,15 @@ from mrlm.train.value import causal_lm
 SHARED = "policy"
 #: The prefix of each policy's frozen reference in the session (``reference_<policy>``).
 REFERENCE_PREFIX = "reference_"
+#: The most joint actions (``group_size ** agents``) a round of ``joint="cross"`` may play in training.
+MAX_JOINT_ACTIONS = 256
 
 Sharing = Literal["shared", "per_agent", "lora"]
 
 
 class MultiAgentSetupError(ValueError):
     """Settings that do not fit the env: an agent it does not have, env_kwargs with a factory, an
-    agent that never acts."""
+    agent that never acts, more joint actions per ``cross`` round than :data:`MAX_JOINT_ACTIONS`."""
 
 
 class SingleAgentEnvError(MultiAgentSetupError, TypeError):
@@ -281,6 +284,7 @@ def train(config: MultiAgentConfig, estimator: Estimator, *, env: EnvFactory | N
     check_output_dir(config.run.output_dir)  # before the models load, which may take minutes
     make_env = run_env(config, env)
     agents = env_agents(make_env, config.env_id, training_seed_base(config.run.seed))
+    check_joint_actions(config.joint, config.group_size, len(agents))
     models, tokenizers = load_policies(config, agents)
     # Each policy's reference is its initial weights, frozen; the session places (and shards) them.
     # With adapters that is the shared base with the adapters off: no second copy.
@@ -350,6 +354,18 @@ def env_agents(make_env: EnvFactory, label: str, seed: int) -> list[str]:
         return [str(agent) for agent in agents]
 
 
+def check_joint_actions(joint: str, group_size: int, num_agents: int) -> None:
+    """Refuse, before any model loads, a ``joint="cross"`` run whose rounds of ``num_agents`` agents
+    with ``group_size`` samples each would play more than :data:`MAX_JOINT_ACTIONS` joint actions.
+
+    Raises:
+        MultiAgentSetupError: too many joint actions; the message names the largest group size.
+    """
+    problem = too_many_joint_actions(group_size, num_agents, MAX_JOINT_ACTIONS) if joint == "cross" else None
+    if problem is not None:
+        raise MultiAgentSetupError(f"{problem}; lower group_size or use joint='align'")
+
+
 def load_policies(config: MultiAgentConfig, agents: Sequence[str]) -> tuple[dict[str, Any], dict[str, Any]]:
     """The models to train and their tokenizers, by policy name: ``{"policy": ...}`` when shared,
     else one per agent (``agent_models`` or ``model``; with ``"lora"``, each agent's
@@ -397,6 +413,7 @@ def rollout_engine(
         # Shared: every agent plays the one policy; otherwise each plays the policy named like it.
         agent_policies=(lambda agent: SHARED) if config.policies == "shared" else None,
         joint=config.joint,
+        max_joint_actions=MAX_JOINT_ACTIONS,
         env_id=config.env_id,
         max_turns=config.max_turns,
     )

@@ -94,14 +94,30 @@ def play_cross(
     return [line.blocks for line in lines]
 
 
+def too_many_joint_actions(group_size: int, num_agents: int, max_joint_actions: int) -> str | None:
+    """Why a round of ``num_agents`` agents with ``group_size`` samples each cannot be played in
+    ``cross`` mode (its ``group_size ** num_agents`` joint actions are more than
+    ``max_joint_actions``), naming the largest group size that can be; None when it can."""
+    actions = group_size**num_agents
+    if actions <= max_joint_actions:
+        return None
+    largest = int(max_joint_actions ** (1 / num_agents))
+    while (largest + 1) ** num_agents <= max_joint_actions:
+        largest += 1
+    while largest**num_agents > max_joint_actions:
+        largest -= 1
+    return (
+        f"cross joint mode: {group_size} samples for each of {num_agents} agents make {actions} joint "
+        f"actions per round, more than max_joint_actions={max_joint_actions} (group_size at most "
+        f"{largest} with {num_agents} agents)"
+    )
+
+
 def _start(line: _Line, group_size: int, max_joint_actions: int) -> _Round:
     agents = list(line.env.agents)
-    if group_size ** len(agents) > max_joint_actions:
-        raise ValueError(
-            f"cross joint mode: {group_size} samples for each of {len(agents)} agents make "
-            f"{group_size ** len(agents)} joint actions per round, more than max_joint_actions="
-            f"{max_joint_actions}; lower group_size, raise max_joint_actions or use joint='align'"
-        )
+    problem = too_many_joint_actions(group_size, len(agents), max_joint_actions)
+    if problem is not None:
+        raise ValueError(f"{problem}; lower group_size, raise max_joint_actions or use joint='align'")
     samples = {agent: [line.seats[agent].fork() for _ in range(group_size)] for agent in agents}
     for agent in agents:
         for j, seat in enumerate(samples[agent]):
