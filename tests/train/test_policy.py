@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import sys
 from pathlib import Path
@@ -100,3 +101,31 @@ def test_config_validation() -> None:
         ModelConfig(name_or_path="tiny", dtype="float64")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="lora_r"):
         ModelConfig(name_or_path="tiny", lora_r=-1)
+
+
+def test_a_mistyped_lora_target_is_one_line_naming_the_closest() -> None:
+    from mrlm.train.adapters import agent_adapters
+    from mrlm.train.cli import RUN_ERRORS
+
+    mistyped = ModelConfig(name_or_path="tiny", lora_r=4, lora_target_modules=("qproj",))
+    expected = r"'qproj' \(did you mean 'q_proj'\?\) matches no module .* q_proj, up_proj, v_proj$"
+    with pytest.raises(RUN_ERRORS, match=expected):  # the CLI prints these as one line
+        load_policy(mistyped)
+    # policies="lora" (its base loads with lora_r 0); one typo among good names is refused too
+    partly = dataclasses.replace(mistyped, lora_r=0, lora_target_modules=("v_proj", "qproj"))
+    with pytest.raises(RUN_ERRORS, match=expected):
+        agent_adapters(partly, ["a", "b"], seed=0)
+
+
+def test_lora_init_is_drawn_from_the_seed() -> None:
+    def adapters(seed: int) -> dict[str, torch.Tensor]:
+        model, _ = load_policy(ModelConfig(name_or_path="tiny", lora_r=4), seed=seed)
+        return {name: value for name, value in model.state_dict().items() if "lora_A" in name}
+
+    state = torch.get_rng_state()
+    first = adapters(3)
+    assert first and torch.equal(torch.get_rng_state(), state)  # the global generator is untouched
+    torch.manual_seed(1234)  # another global state: the same adapters
+    torch.testing.assert_close(adapters(3), first, rtol=0, atol=0)
+    other = adapters(4)
+    assert any(not torch.equal(other[name], value) for name, value in first.items())

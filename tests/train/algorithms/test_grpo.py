@@ -377,3 +377,16 @@ def test_ctrl_c_or_sigterm_ends_the_command_in_one_line_with_its_last_step_saved
     assert (tmp_path / "run" / "checkpoints" / "step-000002").is_dir()
     assert [row["step"] for row in _metric_rows(tmp_path / "run")] == [1, 2]
     assert signal.getsignal(signal.SIGTERM) is before
+
+
+def test_a_lora_run_starts_from_its_seed(tmp_path: Path, odd_letters: str) -> None:
+    # LoRA's A was drawn before the session seeded torch: two runs of one seed started apart (B = 0
+    # hides it from the first rollout and loss, not from the first gradient of B).
+    norms = []
+    for name in ("first", "second"):
+        run = RunConfig(output_dir=str(tmp_path / name), max_steps=1, progress_bar=False)
+        model = ModelConfig(name_or_path="tiny", lora_r=4)
+        train(_config(tmp_path, env_id=odd_letters, env_kwargs="{}", model=model, run=run))
+        (row,) = [json.loads(line) for line in (tmp_path / name / "metrics.jsonl").read_text().splitlines()]
+        norms.append(row["grad_norm"])
+    assert norms[0] > 0 and norms[0] == norms[1]

@@ -16,19 +16,24 @@
 The tokenizer always has a pad token (its eos when it had none, with a warning). Its padding side is
 left as loaded: generation pads on its own terms (see :mod:`mrlm.train.generation`). A command that
 plays conversations loads with ``chat=True``: a tokenizer without a chat template is then refused
-(:class:`NoChatTemplateError`) before the weights load.
+(:class:`NoChatTemplateError`) before the weights load. ``lora_target_modules`` are checked against
+the loaded model: a name that matches none of its modules is refused (:class:`LoraTargetError`).
 """
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import os
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 import torch
+
+from mrlm.train.config_io import ConfigError
 
 TINY = "tiny"
 
@@ -48,6 +53,11 @@ class ModelNotFoundError(OSError):
 
 class NoChatTemplateError(ValueError):
     """A model whose tokenizer has no chat template, loaded to play conversations (which it renders)."""
+
+
+class LoraTargetError(ConfigError):
+    """A ``lora_target_modules`` name that matches no module of the model (a typo, or another
+    architecture's name). A setting that does not fit, hence a :class:`ConfigError`."""
 
 
 # A directory holding one of these is a model (peft adapters have only the second).
@@ -73,7 +83,9 @@ class ModelConfig:
     lora_dropout: float = 0.0
     """Dropout on the LoRA adapters' input."""
     lora_target_modules: tuple[str, ...] | None = None
-    """Module names to adapt (e.g. q_proj v_proj); None adapts every linear layer but the output head."""
+    """Module names to adapt (e.g. q_proj v_proj); None adapts every linear layer but the output head.
+    Each must match a module of the model (checked when it loads, also with lora_r 0: policies="lora"
+    adapts them then)."""
 
     def __post_init__(self) -> None:
         if self.dtype not in ("auto", *_TORCH_DTYPES):
@@ -86,12 +98,15 @@ class ModelConfig:
             raise ValueError(f"lora_dropout must be in [0, 1), got {self.lora_dropout}")
 
 
-def load_policy(config: ModelConfig, *, chat: bool = False) -> tuple[Any, Any]:
+def load_policy(config: ModelConfig, *, chat: bool = False, seed: int | None = None) -> tuple[Any, Any]:
     """Load ``(model, tokenizer)`` as described in the module docstring.
 
     The model comes back in eval mode (as ``from_pretrained`` returns it), on CPU, with gradient
     checkpointing and LoRA applied as configured. Typed ``Any``: the model may be a peft wrapper.
     ``chat``: the model will play conversations, so its tokenizer must have a chat template.
+    ``seed``: with ``lora_r > 0``, the adapters' initial weights are drawn from it, the same in every
+    run with that seed, and the global random state is left as it was; None draws them from the
+    global torch generator.
 
     Raises:
         FileNotFoundError: a local-looking path that does not exist.
@@ -100,6 +115,7 @@ def load_policy(config: ModelConfig, *, chat: bool = False) -> tuple[Any, Any]:
         NoChatTemplateError: ``chat`` with a tokenizer that has no chat template (found before the
             weights load).
         ImportError: ``lora_r > 0`` without peft installed.
+        LoraTargetError: a ``lora_target_modules`` name that matches no module of the model.
     """
     if config.name_or_path == TINY:
         model, tokenizer = _build_tiny(config)
@@ -110,10 +126,12 @@ def load_policy(config: ModelConfig, *, chat: bool = False) -> tuple[Any, Any]:
             check_chat_template(tokenizer, source)
         model = _from_pretrained_model(source, config)
     _ensure_pad_token(tokenizer)
+    if config.lora_target_modules is not None:
+        check_lora_targets(model, config.lora_target_modules)
     if config.gradient_checkpointing:
         _enable_checkpointing(model)
     if config.lora_r > 0:
-        model = _apply_lora(model, config)
+        model = _apply_lora(model, config, seed)
     return model, tokenizer
 
 
@@ -250,9 +268,44 @@ def _ensure_pad_token(tokenizer: Any) -> None:
     tokenizer.pad_token = tokenizer.eos_token
 
 
-def _apply_lora(model: Any, config: ModelConfig) -> Any:
+def _apply_lora(model: Any, config: ModelConfig, seed: int | None) -> Any:
     peft = import_peft(f"lora_r={config.lora_r}", "or set lora_r=0")
-    return peft.get_peft_model(model, lora_config(config))
+    lora = lora_config(config)
+    if seed is None:
+        return peft.get_peft_model(model, lora)
+    with torch.random.fork_rng(devices=[]):  # the model is on CPU: its init draws from the CPU generator
+        torch.manual_seed(seed)
+        return peft.get_peft_model(model, lora)
+
+
+def check_lora_targets(model: Any, targets: Sequence[str]) -> None:
+    """Raise :class:`LoraTargetError` unless each of ``targets`` matches a module of ``model`` as peft
+    matches them (the module's full name, or its last dotted parts); the message lists the model's
+    linear layers and the closest one to each name that matches nothing."""
+    names = [name for name, _ in model.named_modules() if name]
+    missing = [target for target in targets if not any(_matches(name, target) for name in names)]
+    if not missing:
+        return
+    linear = sorted(
+        {name.rsplit(".", 1)[-1] for name, module in model.named_modules() if name and _is_linear(module)}
+    )
+    refused = []
+    for target in missing:
+        close = difflib.get_close_matches(target, linear, n=1)
+        refused.append(f"{target!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+    raise LoraTargetError(
+        f"lora_target_modules {', '.join(refused)} {'matches' if len(refused) == 1 else 'match'} "
+        f"no module of the model; its linear layers are {', '.join(linear)}"
+    )
+
+
+def _matches(name: str, target: str) -> bool:
+    return name == target or name.endswith(f".{target}")
+
+
+def _is_linear(module: torch.nn.Module) -> bool:
+    # GPT-2 style models use transformers' Conv1D, a linear layer with transposed weights.
+    return isinstance(module, torch.nn.Linear) or type(module).__name__ == "Conv1D"
 
 
 def import_peft(needed_by: str, alternative: str) -> Any:

@@ -172,7 +172,7 @@ def train(config: DPOConfig, data: Source | None = None) -> Path:
     check_source(source, PreferenceDataError)  # so is a data path that names no file
     check_has_records(source, PreferenceDataError)  # or an empty file
     # 1. data
-    model, tokenizer = load_policy(config.model)
+    model, tokenizer = load_policy(config.model, seed=config.run.seed)
     pairs, report = load_preference_pairs(source, tokenizer, max_length=config.max_length)
     print(f"DPO data: {report.summary()}")
     if not pairs:
@@ -279,8 +279,12 @@ class AdaptersOff(torch.nn.Module):
 def load_reference(config: PreferenceSettings) -> Any:
     """The reference model: ``reference_model`` when set, else a fresh copy of the initial policy."""
     if not config.reference_model:
-        return load_policy(config.model)[0]
-    return load_policy(dataclasses.replace(config.model, name_or_path=config.reference_model, lora_r=0))[0]
+        return load_policy(config.model, seed=config.run.seed)[0]
+    return load_policy(
+        dataclasses.replace(
+            config.model, name_or_path=config.reference_model, lora_r=0, lora_target_modules=None
+        )
+    )[0]
 
 
 def preference_step(

@@ -282,9 +282,9 @@ def train(config: GRPOConfig) -> Path:
     """Run GRPO as configured; return the directory of the final model (``save_pretrained`` format)."""
     check_output_dir(config.run.output_dir)  # before the model loads, which may take minutes
     check_rollout_envs(config)  # an unknown id, a server not there, an env that cannot start: as early
-    model, tokenizer = load_policy(config.model, chat=True)
+    model, tokenizer = load_policy(config.model, chat=True, seed=config.run.seed)
     # The reference is the initial policy, frozen; the session places (and shards) it.
-    frozen = {REFERENCE: load_policy(config.model)[0]} if config.kl_coef > 0 else {}
+    frozen = {REFERENCE: load_policy(config.model, seed=config.run.seed)[0]} if config.kl_coef > 0 else {}
 
     with TrainingSession.for_config(config, model, frozen=frozen) as session:
         generator = HFGenerator(session.unwrapped_model, tokenizer)

@@ -376,7 +376,7 @@ def load_policies(config: MultiAgentConfig, agents: Sequence[str]) -> tuple[dict
         NoChatTemplateError: a model whose tokenizer has no chat template.
     """
     if config.policies == "shared":
-        model, tokenizer = load_policy(config.model, chat=True)
+        model, tokenizer = load_policy(config.model, chat=True, seed=config.run.seed)
         return {SHARED: model}, {SHARED: tokenizer}
     if config.policies == "lora":
         views, tokenizer = agent_adapters(config.model, agents, seed=config.run.seed)
@@ -391,7 +391,7 @@ def load_policies(config: MultiAgentConfig, agents: Sequence[str]) -> tuple[dict
     for agent in agents:
         name = config.agent_models.get(agent, config.model.name_or_path)
         models[agent], tokenizers[agent] = load_policy(
-            dataclasses.replace(config.model, name_or_path=name), chat=True
+            dataclasses.replace(config.model, name_or_path=name), chat=True, seed=config.run.seed
         )
     return models, tokenizers
 

@@ -123,7 +123,7 @@ def train(config: OnlineDPOConfig) -> Path:
     """Run online DPO as configured; return the directory of the final model (``save_pretrained`` format)."""
     check_output_dir(config.run.output_dir)  # before the model loads, which may take minutes
     check_rollout_envs(config)  # an unknown id, a server not there, an env that cannot start: as early
-    model, tokenizer = load_policy(config.model, chat=True)
+    model, tokenizer = load_policy(config.model, chat=True, seed=config.run.seed)
     copy = config.reference == "model" and not adapters_off(config)
     frozen = {REFERENCE: load_reference(config)} if copy else {}
     with TrainingSession.for_config(config, model, frozen=frozen) as session:

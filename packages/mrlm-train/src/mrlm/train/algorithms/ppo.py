@@ -412,8 +412,8 @@ def load_critic(policy: Any, tokenizer: Any, critic_model: str, dtype: Dtype) ->
 
 def load_models(config: PPOConfig) -> tuple[dict[str, torch.nn.Module], dict[str, torch.nn.Module], Any]:
     """The trained models (policy, and critic or value head), the frozen ones, and the tokenizer."""
-    policy, tokenizer = load_policy(config.model, chat=True)
-    frozen = {REFERENCE: load_policy(config.model)[0]} if config.uses_reference else {}
+    policy, tokenizer = load_policy(config.model, chat=True, seed=config.run.seed)
+    frozen = {REFERENCE: load_policy(config.model, seed=config.run.seed)[0]} if config.uses_reference else {}
     if config.critic == "value_head":
         return {POLICY: PolicyWithValueHead(policy)}, frozen, tokenizer
     critic = load_critic(policy, tokenizer, config.critic_model, config.model.dtype)

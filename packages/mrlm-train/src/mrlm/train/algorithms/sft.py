@@ -184,7 +184,7 @@ def train(config: SFTConfig) -> Path:
     check_source(config.data, SFTDataError)  # so is a data path that names no file
     check_has_records(config.data, SFTDataError)  # or an empty file
     # 1. data
-    model, tokenizer = load_policy(config.model)
+    model, tokenizer = load_policy(config.model, seed=config.run.seed)
     examples, report = load_sft_examples(
         config.data,
         tokenizer,

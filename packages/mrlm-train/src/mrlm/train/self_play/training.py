@@ -77,7 +77,7 @@ def check_settings(config: MultiAgentConfig) -> None:
 def frozen_models(config: MultiAgentConfig) -> dict[str, torch.nn.Module]:
     """The frozen copies of the initial model the settings need, by their session names."""
     names = [OPPONENT] * (config.opponent_pool > 0) + [INITIAL] * (config.eval_every > 0)
-    return {name: load_policy(config.model)[0] for name in names}
+    return {name: load_policy(config.model, seed=config.run.seed)[0] for name in names}
 
 
 class SelfPlay:
