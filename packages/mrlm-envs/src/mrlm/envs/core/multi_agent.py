@@ -33,6 +33,10 @@ from mrlm.envs.core.spaces import (
 from mrlm.envs.core.text_env import RENDER_MODES
 
 TextObservation = dict[str, str]
+#: What a Parallel ``step`` returns: observations, rewards, terminations, truncations and infos by agent.
+ParallelStep = tuple[
+    dict[str, TextObservation], dict[str, float], dict[str, bool], dict[str, bool], dict[str, dict[str, Any]]
+]
 
 
 @dataclass(frozen=True)
@@ -286,15 +290,7 @@ class TextParallelEnv(_TextAgents, ParallelEnv[str, TextObservation, str], abc.A
         infos = {agent: copy.deepcopy(dict(reset_infos.get(agent, {}))) for agent in self.agents}
         return observations, infos
 
-    def step(
-        self, actions: Mapping[str, str]
-    ) -> tuple[
-        dict[str, TextObservation],
-        dict[str, float],
-        dict[str, bool],
-        dict[str, bool],
-        dict[str, dict[str, Any]],
-    ]:
+    def step(self, actions: Mapping[str, str]) -> ParallelStep:
         if not self.agents:
             raise RuntimeError("step() called with no live agents; call reset()")
         if not isinstance(actions, Mapping):

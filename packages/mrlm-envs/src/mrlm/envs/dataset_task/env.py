@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from mrlm.envs.core import Outcome, TextParallelEnv
-from mrlm.envs.core.multi_agent import TextObservation
+from mrlm.envs.core.multi_agent import ParallelStep
 from mrlm.envs.core.records import record_rows
 from mrlm.envs.core.spaces import DEFAULT_MAX_OBSERVATION_LENGTH
 from mrlm.envs.core.task_choice import choose_task
@@ -192,15 +192,7 @@ class DatasetTaskEnv(TextParallelEnv):
 
     # The game ---------------------------------------------------------------------------------------
 
-    def step(
-        self, actions: Mapping[str, str]
-    ) -> tuple[
-        dict[str, TextObservation],
-        dict[str, float],
-        dict[str, bool],
-        dict[str, bool],
-        dict[str, dict[str, Any]],
-    ]:
+    def step(self, actions: Mapping[str, str]) -> ParallelStep:
         """One joint reply: the reward of this turn and, unless it is the last, every agent's next prompt.
 
         All or nothing: when the step raises (a :class:`TaskFunctionError` from the reward or
