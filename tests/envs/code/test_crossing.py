@@ -58,6 +58,11 @@ def test_values_of_every_supported_type_arrive_as_the_tests_built_them(sandbox: 
         "[2**70] + [1] * 99",
         "[0.5] * 99 + [1]",
         "[-(2**63)] * 64 + [2**63 - 1]",
+        "[2**31 - 1, -(2**31)] * 64",  # the ends of what crosses marshalled to the solution
+        "[2**31] * 64",
+        "[1] * 63 + [1.5]",
+        "[1.5] * 63 + [1]",
+        "[False] * 64",
     ]
     tests = [f"value = {value}\nassert echo(value) == value and same(echo(value), value)" for value in values]
     setup = (
@@ -68,6 +73,28 @@ def test_values_of_every_supported_type_arrive_as_the_tests_built_them(sandbox: 
     errors = _verdict(sandbox, "echo", solution, *tests, setup=setup)
     assert errors == [None] * len(values), [
         (value, error) for value, error in zip(values, errors, strict=True) if error
+    ]
+
+
+def test_long_lists_of_numbers_arrive_in_the_solutions_process_as_built(sandbox: Sandbox) -> None:
+    # What the solution's own code sees, not only what comes back: a long list crosses in one
+    # block (marshalled or packed) and must still hold each item as the tests' exact type.
+    solution = (
+        "def kinds(values):\n"
+        "    return type(values).__name__, [type(v).__name__ for v in values[::31]], values[-1]\n"
+    )
+    cases = {
+        "list(range(-1000, 1000))": "('list', ['int'] * 65, 999)",
+        "[2**31 - 1] * 63 + [-(2**31)]": "('list', ['int'] * 3, -(2**31))",
+        "[2**31] * 63 + [7]": "('list', ['int'] * 3, 7)",
+        "[0.5] * 63 + [-0.0]": "('list', ['float'] * 3, -0.0)",
+        "[1] * 62 + [True]": "('list', ['int', 'int', 'bool'], True)",
+        "[1] * 62 + [1.5]": "('list', ['int', 'int', 'float'], 1.5)",
+    }
+    tests = [f"assert kinds({value}) == {expected}" for value, expected in cases.items()]
+    errors = _verdict(sandbox, "kinds", solution, *tests)
+    assert errors == [None] * len(cases), [
+        (value, error) for value, error in zip(cases, errors, strict=True) if error
     ]
 
 
@@ -157,6 +184,14 @@ def test_in_place_changes_to_nested_lists_come_back(sandbox: Sandbox) -> None:
     assert _verdict(sandbox, "rotate", solution, tests[0]) == [None]
     assert _verdict(
         sandbox, "touch", nested, "rows = {'a': [1]}\ntouch(rows)\nassert rows == {'a': [1, 2]}, rows"
+    ) == [None]
+    # A long list of numbers crosses in one block, unless something in it can change in place.
+    last = "def grow(values):\n    values[-1].append(2)\n"
+    assert _verdict(
+        sandbox,
+        "grow",
+        last,
+        "values = [0] * 63 + [[1]]\ngrow(values)\nassert values[-1] == [1, 2], values[-1]",
     ) == [None]
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import marshal
 import os
 import threading
 import time
@@ -97,3 +98,40 @@ def test_a_malformed_packed_list_is_a_value_error(tag: dict, attachments: list[b
     # The judge turns ValueError into "the other side sent a malformed value"; nothing else escapes.
     with pytest.raises(ValueError, match="malformed"):
         _harness._decode(tag, _harness._In(lambda *_: None, attachments))
+
+
+@pytest.mark.parametrize(
+    ("values", "marshalled"),
+    [
+        ([2**31 - 1, -(2**31)] * 32, True),
+        ([0.5, -0.0, float("inf")] * 30, True),
+        ([2**31] + [1] * 63, False),  # an int of more than 32 bits: written as another type
+        ([1] * 63 + [True], False),
+        ([1] * 63 + [1.5], False),
+        ([1.5] * 63 + [1], False),
+        ([1] * 63 + [type("Int", (int,), {})(1)], False),  # marshal refuses subclasses
+        ([1] * 63 + [object()], False),
+    ],
+    ids=["ints", "floats", "big-int", "bool", "int-then-float", "float-then-int", "subclass", "object"],
+)
+def test_only_lists_of_one_exact_number_type_are_marshalled(values: list, marshalled: bool) -> None:
+    out = _harness._Out(lambda value, depth, out: {"$": "h", "v": 1}, [], to_trusting=True)
+    encoded = _harness._encode(values, out)
+    assert (type(encoded) is dict and encoded.get("$") == "marshal") is marshalled
+    if marshalled:
+        attached = out.attachments[0] if out.attachments else b""
+        into = _harness._In(lambda *_: None, [bytearray(attached)], from_trusted=True)
+        arrived = _harness._decode(encoded, into)
+        assert arrived == values and [type(item) for item in arrived] == [type(item) for item in values]
+
+
+def test_the_judge_reads_no_marshalled_list_from_the_solution() -> None:
+    # marshal is for the judge's own data only: from the solution's process it is an unknown tag.
+    def resolve(tag: str, data: object) -> object:
+        raise ValueError(f"an unknown tag {tag!r}")
+
+    attachments = [bytearray(marshal.dumps([1] * 64, 2))]
+    with pytest.raises(ValueError, match="unknown tag"):
+        _harness._decode({"$": "marshal", "v": 0}, _harness._In(resolve, attachments))
+    out = _harness._Out(lambda *_: None, [])  # and the solution's process never writes one
+    assert _harness._encode([1] * 64, out)["$"] == "q"
