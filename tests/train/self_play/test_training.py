@@ -17,7 +17,7 @@ from mrlm.train.algorithms import magrpo
 from mrlm.train.algorithms.magrpo import MAGRPOConfig
 from mrlm.train.loop import CheckpointError, OptimConfig, RunConfig
 from mrlm.train.loop import checkpoint as ckpt
-from mrlm.train.self_play.opponents import NO_POOL, WITH_POOL
+from mrlm.train.self_play.opponents import NO_POOL, WITH_POOL, pool_size_changed
 from mrlm.train.self_play.training import METRICS
 from tests.train.self_play.games import Longer
 
@@ -96,12 +96,17 @@ def test_a_resumed_run_draws_the_same_opponents_with_the_same_weights(tmp_path: 
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("saved", "resumed", "message"), [(0, 2, NO_POOL), (2, 0, WITH_POOL)])
+@pytest.mark.parametrize(
+    ("saved", "resumed", "message"),
+    [(0, 2, NO_POOL), (2, 0, WITH_POOL), (2, 3, pool_size_changed(2, 3))],
+    ids=["none-then-pool", "pool-then-none", "another-size"],
+)
 def test_a_checkpoint_with_another_opponent_pool_setting_is_refused(
     tmp_path: Path, saved: int, resumed: int, message: str
 ) -> None:
-    """Saved without a pool and resumed with one, or the reverse: refused before any step, so the run
-    keeps its one step and its one checkpoint."""
+    """Saved without a pool and resumed with one, the reverse, or with a pool of another size (whose
+    draws would differ from the saved run's): refused before any step, so the run keeps its one
+    step and its one checkpoint."""
     run = RunConfig(output_dir=str(tmp_path), max_steps=1, save_every=1, progress_bar=False)
     tiny = {"prompts_per_step": 1, "eval_every": 0}
     magrpo.train(_config(tmp_path, opponent_pool=saved, run=run, **tiny), env=Longer)

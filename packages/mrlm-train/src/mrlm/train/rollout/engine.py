@@ -40,6 +40,13 @@ from mrlm.train.rollout.prompts import SystemPrompt, default_system_prompt
 from mrlm.train.rollout.rounds import Agent, round_env
 from mrlm.train.rollout.trajectory import Trajectory
 
+#: Why a run without an opponent pool refuses a checkpoint saved with one (its engine's state is an
+#: opponent rollout's, :mod:`mrlm.train.self_play.opponents`).
+WITH_OPPONENT_POOL = (
+    "the checkpoint holds an opponent pool: it was saved by a run with --opponent-pool, this run "
+    "has none; resume it with the same --opponent-pool"
+)
+
 JointMode = Literal["align", "cross"]
 
 
@@ -186,10 +193,7 @@ class RolloutEngine:
                 saved by a run with ``--opponent-pool``; nothing is loaded.
         """
         if "calls" not in state and "engine" in state:
-            raise CheckpointError(
-                "the checkpoint holds an opponent pool: it was saved by a run with --opponent-pool, "
-                "this run has none; resume it with the same --opponent-pool"
-            )
+            raise CheckpointError(WITH_OPPONENT_POOL)
         self._calls = int(state["calls"])
         self._next_group = int(state["next_group"])
         self._next_episode = int(state.get("next_episode", 0))  # absent from older checkpoints

@@ -14,6 +14,7 @@ from typing import Any
 
 from mrlm.train.loop.errors import CheckpointError
 from mrlm.train.rollout import Policy, RolloutEngine, Trajectory
+from mrlm.train.rollout.engine import WITH_OPPONENT_POOL
 
 #: Why a run with an opponent pool refuses a checkpoint saved without one.
 NO_POOL = (
@@ -21,11 +22,17 @@ NO_POOL = (
     "has one; resume it without --opponent-pool"
 )
 #: Why a run without an opponent pool refuses a checkpoint saved with one (the rollout engine's
-#: ``load_state_dict`` says the same).
-WITH_POOL = (
-    "the checkpoint holds an opponent pool: it was saved by a run with --opponent-pool, this run "
-    "has none; resume it with the same --opponent-pool"
-)
+#: ``load_state_dict`` refuses it for the same reason).
+WITH_POOL = WITH_OPPONENT_POOL
+
+
+def pool_size_changed(saved: int, size: int) -> str:
+    """Why a run refuses a checkpoint whose opponent pool held up to ``saved`` snapshots when its
+    own holds up to ``size``: the pool it resumes would not be the one it saved."""
+    return (
+        f"the checkpoint's opponent pool holds up to {saved} snapshots, this run's --opponent-pool is "
+        f"{size}; resume it with --opponent-pool {saved}"
+    )
 
 
 class OpponentRollout:

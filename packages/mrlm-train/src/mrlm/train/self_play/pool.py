@@ -82,11 +82,21 @@ class SnapshotPool:
         return chosen, self.snapshots[chosen]
 
     def state_dict(self) -> dict[str, Any]:
-        """The snapshots (tensors) and their steps, for a checkpoint's extra state."""
-        return {"steps": self.steps, "snapshots": [self.snapshots[step] for step in self.steps]}
+        """The pool's size, snapshots (tensors) and their steps, for a checkpoint's extra state."""
+        return {
+            "size": self.size,
+            "steps": self.steps,
+            "snapshots": [self.snapshots[step] for step in self.steps],
+        }
+
+    @staticmethod
+    def saved_size(state: Mapping[str, Any]) -> int | None:
+        """The size of the pool :meth:`state_dict` saved, where it says (older checkpoints do not)."""
+        size = state.get("size")
+        return size if isinstance(size, int) else None
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
-        """Continue with the snapshots of :meth:`state_dict`."""
+        """Continue with the snapshots of :meth:`state_dict` (a pool of the same size's)."""
         self.snapshots = {
             int(step): dict(snapshot)
             for step, snapshot in zip(state["steps"], state["snapshots"], strict=True)

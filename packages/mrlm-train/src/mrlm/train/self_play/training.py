@@ -38,7 +38,7 @@ from mrlm.train.rollout import Policy, RolloutEngine
 from mrlm.train.rollout.envs import EnvFactory
 from mrlm.train.rollout.policies import AgentPolicies
 from mrlm.train.self_play.fixed_reply import FixedReply
-from mrlm.train.self_play.opponents import NO_POOL, WITH_POOL, OpponentRollout
+from mrlm.train.self_play.opponents import NO_POOL, WITH_POOL, OpponentRollout, pool_size_changed
 from mrlm.train.self_play.pool import SnapshotPool, load_snapshot, take_snapshot
 from mrlm.train.self_play.win_rate import Record, eval_seeds, play_record
 from mrlm.train.setting_checks import check_counts
@@ -171,7 +171,7 @@ class SelfPlay:
 
         Raises:
             CheckpointError: the checkpoint holds an opponent pool and this run has none, or the
-                reverse; nothing is loaded.
+                reverse, or its pool is of another size than this run's; nothing is loaded.
         """
         if self.pool is None:
             if "pool" in state:
@@ -179,6 +179,11 @@ class SelfPlay:
             return
         if "pool" not in state:
             raise CheckpointError(NO_POOL)
+        saved = SnapshotPool.saved_size(state["pool"])
+        if saved is None and len(state["pool"]["steps"]) > self.pool.size:
+            saved = len(state["pool"]["steps"])  # an older checkpoint: at least this many
+        if saved is not None and saved != self.pool.size:
+            raise CheckpointError(pool_size_changed(saved, self.pool.size))
         self.pool.load_state_dict(state["pool"])
         self._loaded = None
 
