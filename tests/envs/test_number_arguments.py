@@ -24,13 +24,32 @@ from mrlm.envs.core.numbers import finite_float
         ("mrlm/Math-v0", {"verify_timeout": "soon"}, "verify_timeout must be a number, got 'soon'"),
         ("mrlm/ToolUse-v0", {"tool_bonus": float("inf")}, "tool_bonus must be finite, got inf"),
         ("mrlm/Code-v0", {"all_pass_bonus": True}, "all_pass_bonus must be a number, got True"),
-        ("mrlm/Code-v0", {"time_limit_s": -1}, "time_limit_s must be a finite number of seconds > 0, got -1"),
+        (
+            "mrlm/Code-v0",
+            {"time_limit_s": -1},
+            "time_limit_s must be a number of seconds > 0 and at most 86400, got -1",
+        ),
         (
             "mrlm/CoopCode-v0",
             {"test_time_limit_s": float("inf")},
-            "test_time_limit_s must be a finite number of seconds > 0, got inf",
+            "test_time_limit_s must be a number of seconds > 0 and at most 86400, got inf",
         ),
-        ("mrlm/Code-v0", {"memory_limit_mb": 0}, "memory_limit_mb must be an int of at least 1, got 0"),
+        # Beyond what the sandbox can apply: refused when the env is made, not at its first step.
+        (
+            "mrlm/Code-v0",
+            {"time_limit_s": 1e300},
+            "time_limit_s must be a number of seconds > 0 and at most 86400, got 1e+300",
+        ),
+        (
+            "mrlm/Code-v0",
+            {"memory_limit_mb": 0},
+            "memory_limit_mb must be an int from 1 to 1073741824, got 0",
+        ),
+        (
+            "mrlm/ClassCompletion-v0",
+            {"memory_limit_mb": 2**60},
+            f"memory_limit_mb must be an int from 1 to 1073741824, got {2**60}",
+        ),
         ("mrlm/ClassCompletion-v0", {"idle_penalty": float("nan")}, "idle_penalty must be finite, got nan"),
         ("mrlm/ClassCompletion-v0", {"overwrite_penalty": -1}, "overwrite_penalty must be >= 0, got -1.0"),
     ],

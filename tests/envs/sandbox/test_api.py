@@ -25,6 +25,15 @@ from mrlm.envs.sandbox.request import build_request
         {"scratch_bytes": 0},
         {"allow_exec": "yes"},
         {"processes": True},
+        # Beyond what timers, rlimits, cgroups and tmpfs take: refused here, not in the worker.
+        {"wall_time_s": 1e300},
+        {"cpu_time_s": 86_400.5},
+        {"memory_bytes": 2**70},
+        {"output_bytes": 2**51},
+        {"file_size_bytes": 2**70},
+        {"scratch_bytes": 2**70},
+        {"processes": 2**40},
+        {"open_files": 2**40},
     ],
     ids=repr,
 )
@@ -53,6 +62,13 @@ def test_bad_types_raise_type_error() -> None:
         build_request("pass", None, None, Limits())  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="content"):
         build_request("pass", "", {"a.txt": b"x"}, Limits())  # type: ignore[dict-item]
+
+
+@pytest.mark.parametrize("where", ["source", "stdin", "file"])
+def test_text_that_utf8_cannot_hold_raises_value_error(where: str) -> None:
+    texts = {"source": "pass", "stdin": "", "file": "x"} | {where: "bad \ud800"}
+    with pytest.raises(ValueError, match="lone surrogate"):
+        build_request(texts["source"], texts["stdin"], {"a.txt": texts["file"]}, Limits())
 
 
 def test_files_larger_than_the_scratch_raise_value_error() -> None:

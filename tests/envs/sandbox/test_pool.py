@@ -108,3 +108,42 @@ def test_shared_sandbox_is_one_per_process() -> None:
         instances = set(pool.map(lambda _: id(Sandbox.shared()), range(16)))
     assert len(instances) == 1
     assert Sandbox.shared().run("print('shared')").stdout == "shared\n"
+
+
+def test_the_largest_limits_allowed_run(sandbox: Sandbox) -> None:
+    from mrlm.envs.sandbox.api import MAX_BYTES, MAX_OPEN_FILES, MAX_PROCESSES, MAX_SECONDS
+
+    largest = Limits(
+        wall_time_s=MAX_SECONDS,
+        cpu_time_s=MAX_SECONDS,
+        memory_bytes=MAX_BYTES,
+        output_bytes=MAX_BYTES,
+        file_size_bytes=MAX_BYTES,
+        scratch_bytes=MAX_BYTES,
+        processes=MAX_PROCESSES,
+        open_files=MAX_OPEN_FILES,
+    )
+    result = sandbox.run("print(6 * 7)", limits=largest)
+    assert (result.status, result.stdout) == (Status.OK, "42\n"), result
+    assert_healthy(sandbox)
+
+
+def test_a_wait_that_fails_leaves_no_reply_for_the_next_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A request whose wait for the reply fails (here as a deadline too far for poll() once failed:
+    OverflowError) must not leave that reply in the worker's pipe, where the next run would read it
+    as its own."""
+    from mrlm.envs.sandbox import protocol
+
+    read_message = protocol.read_message
+    with Sandbox(LIMITS, workers=1) as sandbox:
+        assert sandbox.run("print(0)").stdout == "0\n"
+
+        def failing(*args: object, **kwargs: object) -> object:
+            monkeypatch.setattr(protocol, "read_message", read_message)  # once
+            raise OverflowError("timestamp out of range for platform time_t")
+
+        monkeypatch.setattr(protocol, "read_message", failing)
+        with pytest.raises(OverflowError):
+            sandbox.run("print('interrupted')")
+        time.sleep(0.3)  # its reply has come by now, had the worker lived on
+        assert [sandbox.run(f"print({n})").stdout for n in range(1, 5)] == [f"{n}\n" for n in range(1, 5)]

@@ -20,7 +20,7 @@ import numpy as np
 
 from mrlm.envs.core.task_choice import choose_task
 from mrlm.envs.sandbox import Limits, Sandbox
-from mrlm.envs.sandbox.api import MIB
+from mrlm.envs.sandbox.api import MAX_BYTES, MAX_SECONDS, MIB
 
 
 @dataclass(frozen=True)
@@ -44,15 +44,19 @@ class Judging:
     def __post_init__(self) -> None:
         for name in ("time_limit_s", "test_time_limit_s"):
             value = getattr(self, name)
-            if not (isinstance(value, int | float) and math.isfinite(value) and value > 0):
-                raise ValueError(f"{name} must be a finite number of seconds > 0, got {value!r}")
+            if not (isinstance(value, int | float) and math.isfinite(value) and 0 < value <= MAX_SECONDS):
+                raise ValueError(
+                    f"{name} must be a number of seconds > 0 and at most {MAX_SECONDS:g}, got {value!r}"
+                )
         if (
             isinstance(self.memory_limit_mb, bool)
             or not isinstance(self.memory_limit_mb, int)
-            or self.memory_limit_mb < 1
+            or not 1 <= self.memory_limit_mb <= MAX_BYTES // MIB
         ):
             # Named as the env argument, not as the sandbox's Limits.memory_bytes it becomes.
-            raise ValueError(f"memory_limit_mb must be an int of at least 1, got {self.memory_limit_mb!r}")
+            raise ValueError(
+                f"memory_limit_mb must be an int from 1 to {MAX_BYTES // MIB}, got {self.memory_limit_mb!r}"
+            )
         if self.feedback_chars < 40:
             raise ValueError(f"feedback_chars must be at least 40, got {self.feedback_chars}")
 

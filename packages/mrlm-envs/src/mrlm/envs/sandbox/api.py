@@ -11,6 +11,13 @@ from mrlm.envs.sandbox.forkserver.plan import SWITCHABLE
 
 MIB = 1 << 20
 
+#: The most each limit may be: beyond these the kernel's interfaces (timers, rlimits, cgroup and
+#: tmpfs sizes) overflow or refuse, so a larger value is refused as it is made, not at the run.
+MAX_SECONDS = 86_400.0
+MAX_BYTES = 1 << 50
+MAX_PROCESSES = 4096
+MAX_OPEN_FILES = 4096
+
 #: How much isolation a caller demands of a :class:`~mrlm.envs.sandbox.Sandbox`:
 #: ``"none"`` takes what the machine allows (with warnings), ``"namespaces"`` needs the user, pid,
 #: network and mount namespaces, ``"strongest"`` needs every layer of :class:`IsolationReport`.
@@ -39,6 +46,11 @@ class Limits:
             (the program's files, main.py and stdin count towards it).
         allow_exec: whether the program may start other programs (``execve``); off by default, so
             ``subprocess`` and ``os.system`` fail with PermissionError where the seccomp layer is active.
+
+    Raises:
+        ValueError: a limit of the wrong type, not positive, or above its most (a day of wall or
+            CPU time, :data:`MAX_BYTES` of any size, :data:`MAX_PROCESSES` processes,
+            :data:`MAX_OPEN_FILES` descriptors).
     """
 
     wall_time_s: float = 5.0
@@ -79,6 +91,18 @@ class Limits:
                 raise ValueError(f"Limits.{name} must be positive, got {getattr(self, name)!r}")
         if self.processes < 1 or self.open_files < 8:
             raise ValueError("Limits.processes must be >= 1 and Limits.open_files >= 8")
+        for name, most in (
+            ("wall_time_s", MAX_SECONDS),
+            ("cpu_time_s", MAX_SECONDS),
+            ("memory_bytes", MAX_BYTES),
+            ("output_bytes", MAX_BYTES),
+            ("file_size_bytes", MAX_BYTES),
+            ("scratch_bytes", MAX_BYTES),
+            ("processes", MAX_PROCESSES),
+            ("open_files", MAX_OPEN_FILES),
+        ):
+            if getattr(self, name) > most:
+                raise ValueError(f"Limits.{name} must be at most {most:,}, got {getattr(self, name)!r}")
         if not isinstance(self.allow_exec, bool):
             raise ValueError(f"Limits.allow_exec must be a bool, got {self.allow_exec!r}")
 

@@ -35,7 +35,8 @@ def build_request(source: str, stdin: str, files: Mapping[str, str] | None, limi
 
     Raises:
         TypeError: source, stdin or a file's content is not a str.
-        ValueError: a file name escapes the scratch directory, or everything exceeds ``scratch_bytes``.
+        ValueError: a file name escapes the scratch directory, a text holds what UTF-8 cannot (a
+            lone surrogate), or everything exceeds ``scratch_bytes``.
     """
     if not isinstance(source, str):
         raise TypeError(f"source must be a str, got {type(source).__name__}")
@@ -46,7 +47,8 @@ def build_request(source: str, stdin: str, files: Mapping[str, str] | None, limi
         if not isinstance(text, str):
             raise TypeError(f"the content of file {name!r} must be a str, got {type(text).__name__}")
         checked[check_file_name(name)] = text
-    size = sum(len(text.encode()) for text in (source, *checked.values()))
+    size = sum(_utf8_size(text, what) for what, text in (("source", source), *checked.items()))
+    _utf8_size(stdin, "stdin")
     if size > limits.scratch_bytes:
         raise ValueError(f"the program and its files take {size} bytes, over Limits.scratch_bytes")
     return {"source": source, "stdin": stdin, "files": checked, "limits": _fields(limits)}
@@ -56,3 +58,17 @@ def build_request(source: str, stdin: str, files: Mapping[str, str] | None, limi
 def _fields(limits: Limits) -> dict[str, Any]:
     """The limits as a dict, made once per distinct Limits (asdict is slow, and callers reuse them)."""
     return dataclasses.asdict(limits)
+
+
+def _utf8_size(text: str, what: str) -> int:
+    """The size of ``text`` in UTF-8, which is how the program gets it.
+
+    Raises:
+        ValueError: ``text`` holds a lone surrogate, which UTF-8 cannot hold.
+    """
+    try:
+        return len(text.encode())
+    except UnicodeEncodeError as error:
+        raise ValueError(
+            f"{what} holds a lone surrogate at index {error.start}, which UTF-8 cannot encode"
+        ) from None

@@ -101,6 +101,11 @@ class WorkerProcess:
         except protocol.ChannelTimeout:
             self.kill()
             raise WorkerError(f"the worker did not answer within {timeout:g} s") from None
+        except BaseException:
+            # Anything else (an interrupt, an error while waiting) may leave this request's reply
+            # unread in the pipe, where the next caller would take it for its own: the worker ends.
+            self.kill()
+            raise
 
     def close(self, timeout: float = 2.0) -> None:
         """Ask the worker to exit (end-of-file on its requests), killing it if it lingers."""
