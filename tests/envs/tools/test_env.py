@@ -129,6 +129,20 @@ def test_wrong_answers_and_answers_without_tags() -> None:
     assert (observation, reward) == ("Correct.", 1.0)
 
 
+def test_an_answer_beyond_decimal_range_is_just_wrong() -> None:
+    env = _env(tools=["calculator"])
+    for text in ("1e999999999", "-1e999999999", "1e99999999999999999999", "nan", "sNaN", "inf"):
+        for seed in range(30):
+            env.reset(seed=seed)
+            assert env.task is not None
+            if env.task.answer_type == "number" and env.task.tolerance > 0:
+                break
+        else:
+            pytest.fail("no number task with a tolerance in 30 seeds")
+        observation, reward, terminated, _, info = env.step(f"<answer>{text}</answer>")
+        assert (observation, reward, terminated, info["correct"]) == ("Incorrect.", 0.0, True, False)
+
+
 def test_too_many_calls_in_one_reply_are_refused_together() -> None:
     env = _env(tools=["calculator"], max_calls_per_reply=2, call_budget=100)
     env.reset(seed=0)

@@ -161,3 +161,32 @@ def test_kinds_need_their_data() -> None:
     assert available_kinds(["python"], CORPUS, ["program"]) == ("program",)
     with pytest.raises(ValueError, match="unknown task kinds"):
         available_kinds(["python"], CORPUS, ["poetry"])
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected", "tolerance"),
+    [
+        ("1e999999999", "13265.692", 5e-4),  # overflows the default context's exponent range
+        ("-1e999999999", "1e999999999", 0.5),
+        ("\\boxed{1e999999999}", "-1e999999999", 0.0),
+        ("1e99999999999999999999", "1", 0.5),  # beyond any exponent Decimal can hold
+        ("nan", "1", 0.5),
+        ("sNaN", "1", 0.5),
+        ("inf", "1", 0.5),
+        ("1", "sNaN", 0.0),  # comparing with a signalling NaN is an invalid operation
+        ("1", "nan", 0.5),
+        ("2", "1", math.nan),
+    ],
+)
+def test_numbers_out_of_decimal_range_are_wrong_not_errors(
+    answer: str, expected: str, tolerance: float
+) -> None:
+    # Each of these raised a decimal signal (Overflow or InvalidOperation) out of answer_matches.
+    assert not answer_matches(answer, expected, "number", tolerance=tolerance)
+    assert not answer_matches(answer, expected, "integer")
+
+
+def test_huge_and_tiny_numbers_still_match_when_right() -> None:
+    assert answer_matches("1e999999999", "1e999999999", "number", tolerance=0.5)
+    assert answer_matches("1e-999999999", "0", "number", tolerance=5e-4)
+    assert not answer_matches("1e-999999999", "0", "integer")

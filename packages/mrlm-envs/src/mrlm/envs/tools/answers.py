@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from decimal import Decimal, InvalidOperation
+from decimal import MAX_EMAX, MIN_EMIN, Context, Decimal, InvalidOperation, localcontext
 from typing import Literal
 
 AnswerType = Literal["integer", "number", "text"]
@@ -21,6 +21,11 @@ _BOXED = re.compile(r"\\boxed\{([^{}]*)\}")
 _ARTICLES = frozenset({"a", "an", "the"})
 #: Extra words a text answer may have around the expected words.
 TEXT_SLACK_WORDS = 3
+# Numbers are judged with no decimal signal trapped and the widest exponent range: an answer such
+# as 1e999999999 would otherwise overflow (or, against a NaN, be an invalid operation) and raise out
+# of step, where it is only a wrong answer. Untrapped, a too-large difference is Infinity and any
+# comparison with a NaN is False.
+_JUDGING = Context(Emax=MAX_EMAX, Emin=MIN_EMIN, traps=[])
 
 
 def parse_number(text: str) -> Decimal | None:
@@ -51,14 +56,19 @@ def answer_matches(
     tolerance: float = 0.0,
     aliases: tuple[str, ...] = (),
 ) -> bool:
-    """Whether ``answer`` states ``expected`` (or one of its ``aliases`` for text)."""
+    """Whether ``answer`` states ``expected`` (or one of its ``aliases`` for text).
+
+    Never raises a decimal signal, whatever the answer: a number too large to compare, or no
+    finite number at all, is simply not a match.
+    """
     if answer_type in ("integer", "number"):
-        value, target = parse_number(answer), Decimal(expected)
-        if value is None or not value.is_finite():
-            return False
-        if answer_type == "integer" or tolerance == 0:
-            return value == target
-        return abs(value - target) <= Decimal(repr(tolerance))
+        with localcontext(_JUDGING):
+            value, target = parse_number(answer), Decimal(expected)
+            if value is None or not value.is_finite():
+                return False
+            if answer_type == "integer" or tolerance == 0:
+                return value == target
+            return abs(value - target) <= Decimal(repr(tolerance))
     words = normalize_text(answer)
     return any(_contains(words, normalize_text(option)) for option in (expected, *aliases))
 
