@@ -12,6 +12,7 @@ import sys
 import pytest
 
 from mrlm.envs.cli import main
+from mrlm.envs.core.spaces import DEFAULT_MAX_ACTION_LENGTH
 from mrlm.envs.play import Terminal, play
 
 
@@ -85,6 +86,54 @@ def test_play_parallel_with_a_human_opponent() -> None:
     )
     assert totals == {"player_0": 1.0, "player_1": 0.0}
     assert "Reply for player_1" in out.getvalue()
+
+
+def test_play_asks_again_for_a_reply_over_max_action_length() -> None:
+    import mrlm.envs
+
+    env = mrlm.envs.make("mrlm/Math-v0", level=1)
+    env.reset(seed=2)
+    answer = env.unwrapped.task.answer
+    too_long = "x" * (DEFAULT_MAX_ACTION_LENGTH + 1)
+    terminal, out = _terminal(f"{too_long}\n.\n\\boxed{{{answer}}}\n.\n")
+    # The refused reply does not end the session (the env would raise on it): the episode goes on.
+    assert play("mrlm/Math-v0", seed=2, env_kwargs={"level": 1}, terminal=terminal) == {"": 1.0}
+    text = out.getvalue()
+    assert (
+        f"That reply has {len(too_long)} characters; this env accepts at most "
+        f"{DEFAULT_MAX_ACTION_LENGTH} (max_action_length)"
+    ) in text
+    assert text.count("Your reply (") == 2 and "Correct." in text
+
+
+def test_play_multi_agent_asks_again_for_replies_over_max_action_length() -> None:
+    import mrlm.envs
+
+    too_long = "7" * (DEFAULT_MAX_ACTION_LENGTH + 1)
+    refusal = f"That reply has {len(too_long)} characters; this env accepts at most"
+    # Parallel, the person's seat and a typed opponent: each refused reply is asked for again.
+    env = mrlm.envs.make("mrlm-test/GuessNumber-v0")
+    env.reset(seed=1)
+    secret = env.secret
+    typed = f"{too_long}\n.\n{secret}\n.\n{too_long}\n.\n{(secret + 40) % 100}\n.\n"
+    terminal, out = _terminal(typed)
+    totals = play(
+        "mrlm-test/GuessNumber-v0",
+        seed=1,
+        agent="player_0",
+        opponent="human",
+        env_kwargs={"rounds": 1},
+        terminal=terminal,
+    )
+    assert totals == {"player_0": 1.0, "player_1": 0.0}
+    assert out.getvalue().count(refusal) == 2
+    # AEC: the person's seat.
+    terminal, out = _terminal(f"{too_long}\n.\npear\n.\n")
+    totals = play(
+        "mrlm-test/GuessWord-v0", seed=0, agent="player_1", env_kwargs={"rounds": 1}, terminal=terminal
+    )
+    assert set(totals) == {"player_0", "player_1"}
+    assert out.getvalue().count(refusal) == 1
 
 
 def test_play_unknown_seat_is_a_clear_error() -> None:

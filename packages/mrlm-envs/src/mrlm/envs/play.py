@@ -11,6 +11,8 @@ import sys
 from collections.abc import Callable
 from typing import Any, Literal, TextIO
 
+from gymnasium import spaces
+
 from mrlm.envs.registry import env_entry, make
 
 Opponent = Literal["sample", "human"]
@@ -33,8 +35,22 @@ class Terminal:
     def say(self, text: str = "") -> None:
         print(text, file=self.stdout, flush=True)
 
-    def read_reply(self, prompt: str) -> str:
-        """Lines up to one holding only ``.``; end of input ends the reply; ``/quit`` stops the game."""
+    def read_reply(self, prompt: str, max_length: int | None = None) -> str:
+        """Lines up to one holding only ``.``; end of input ends the reply; ``/quit`` stops the game.
+
+        A reply over ``max_length`` characters (the action space's bound) is refused with the reason
+        and asked for again: the env would raise on it, ending the session and the episode.
+        """
+        while True:
+            reply = self._read_lines(prompt)
+            if max_length is None or len(reply) <= max_length:
+                return reply
+            self.say(
+                f"That reply has {len(reply)} characters; this env accepts at most {max_length} "
+                "(max_action_length). Please type a shorter one."
+            )
+
+    def _read_lines(self, prompt: str) -> str:
         self.say(f"{prompt} (end with a line holding only '{END_OF_REPLY}', or {QUIT} to stop):")
         lines: list[str] = []
         while True:
@@ -60,6 +76,11 @@ class Terminal:
             if line.strip() in choices:
                 return line.strip()
             self.say(f"Please type one of: {', '.join(choices)}")
+
+
+def _max_length(space: spaces.Space[Any]) -> int | None:
+    """The longest reply a text action space admits, or None for a space with no such bound."""
+    return space.max_length if isinstance(space, spaces.Text) else None
 
 
 def _show_info(terminal: Terminal, info: dict[str, Any]) -> None:
@@ -109,7 +130,7 @@ def _play_single(env_id: str, seed: int | None, kwargs: dict[str, Any], term: Te
         _show_info(term, info)
         total = 0.0
         while True:
-            action = term.read_reply("Your reply")
+            action = term.read_reply("Your reply", _max_length(env.action_space))
             observation, reward, terminated, truncated, info = env.step(action)
             total += float(reward)
             term.say(f"[env] {observation}")
@@ -135,7 +156,7 @@ def _choose_seat(agents: list[str], agent: str | None, term: Terminal) -> str:
 def _opponent_policy(env: Any, opponent: Opponent, term: Terminal) -> Callable[[str], str]:
     def act(agent: str) -> str:
         if opponent == "human":
-            return term.read_reply(f"Reply for {agent}")
+            return term.read_reply(f"Reply for {agent}", _max_length(env.action_space(agent)))
         action = str(env.action_space(agent).sample())
         term.say(f"[{agent}] (random) {action}")
         return action
@@ -166,7 +187,7 @@ def _play_aec(
             if current == seat:
                 term.say(f"[to {seat}] {observation['text']}")
                 _show_info(term, info)
-                env.step(term.read_reply(f"Your reply as {seat}"))
+                env.step(term.read_reply(f"Your reply as {seat}", _max_length(env.action_space(seat))))
             else:
                 env.step(others(current))
         term.say(f"Episode over. Total rewards: {json.dumps(totals)}")
@@ -195,7 +216,8 @@ def _play_parallel(
                 if current == seat:
                     term.say(f"[to {seat}] {observations[seat]['text']}")
                     _show_info(term, infos.get(seat, {}))
-                    actions[current] = term.read_reply(f"Your reply as {seat}")
+                    space = env.action_space(seat)
+                    actions[current] = term.read_reply(f"Your reply as {seat}", _max_length(space))
                 else:
                     actions[current] = others(current)
             observations, rewards, terminations, truncations, infos = env.step(actions)
