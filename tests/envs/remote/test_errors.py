@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from typing import Any
 
 import grpc
 import gymnasium
@@ -18,9 +19,11 @@ from mrlm.envs.remote import (
     RemoteArgumentError,
     RemoteEnv,
     RemoteEnvArgumentError,
+    RemoteEnvError,
     RemoteEnvFailure,
     RemoteEpisodeError,
     RemoteParallelEnv,
+    RemoteVectorEnv,
     ServerBusyError,
     SessionLostError,
     UnknownRemoteEnvError,
@@ -149,6 +152,42 @@ def test_actions_of_the_wrong_form_are_invalid_argument(
         with pytest.raises(RemoteArgumentError, match=r"missing \['player_1'\], not live \['ghost'\]"):
             parallel.step({"player_0": "3", "ghost": "4"})
         assert set(parallel.step({"player_0": "3", "player_1": "4"})[1]) == {"player_0", "player_1"}
+
+
+def test_a_parallel_step_with_a_key_that_is_no_agent_name_is_refused_as_locally(address: str) -> None:
+    # The wire names agents by str: such a key used to fail in protobuf with a bare TypeError.
+    actions: dict[Any, str] = {1: "3", "player_0": "3", "player_1": "4"}
+    local = mrlm.envs.make("mrlm-test/GuessNumber-v0")
+    local.reset(seed=0)
+    with pytest.raises(ValueError, match="not live") as local_error:
+        local.step(actions)
+    with RemoteParallelEnv(address, "mrlm-test/GuessNumber-v0") as parallel:
+        parallel.reset(seed=0)
+        with pytest.raises(ValueError, match=r"missing \[\], not live \[1\]") as remote_error:
+            parallel.step(actions)
+        assert str(remote_error.value) == str(local_error.value)
+        with pytest.raises(ValueError, match=r"missing \['player_1'\], not live \[None\]"):
+            parallel.step({None: "3", "player_0": "3"})  # type: ignore[dict-item]
+        assert set(parallel.step({"player_0": "3", "player_1": "4"})[1]) == {"player_0", "player_1"}
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_closed_vector_env_says_it_is_closed_as_a_closed_env_does(address: str, stream: bool) -> None:
+    single = RemoteEnv(address, "mrlm/Math-v0")
+    single.reset(seed=0)
+    single.close()
+    with pytest.raises(RemoteEnvError) as single_error:
+        single.step("1")
+    vector = RemoteVectorEnv(address, "mrlm/Math-v0", num_envs=2, stream=stream)
+    vector.reset(seed=0)
+    vector.close()
+    # Not a ServerUnavailableError from the closed channel or stream: the server is fine.
+    for call in (lambda: vector.step(["1", "2"]), lambda: vector.reset(seed=0)):
+        with pytest.raises(RemoteEnvError) as raised:
+            call()
+        assert type(raised.value) is RemoteEnvError
+        assert str(raised.value) == str(single_error.value)
+        assert str(raised.value).endswith(" is closed")
 
 
 def test_steps_outside_an_episode_are_failed_precondition(address: str) -> None:

@@ -76,6 +76,15 @@ class RemoteParallelEnv(ParallelEnv[str, Any, Any]):
     def step(self, actions: Mapping[str, Any]) -> StepResult:
         if not isinstance(actions, Mapping):  # as the local envs say it
             raise TypeError(f"step() takes a dict of each live agent's action, got {type(actions).__name__}")
+        if not all(isinstance(name, str) for name in actions):
+            # The wire names agents by str and would refuse the key with a bare TypeError; no agent
+            # has such a name, so this is the local env's refusal, said here before sending.
+            unknown = sorted(set(actions) - set(self.agents), key=repr)
+            missing = [agent for agent in self.agents if agent not in actions]
+            raise ValueError(
+                f"step() needs one action for each live agent {self.agents}; "
+                f"missing {missing}, not live {unknown}"
+            )
         request = pb.StepRequest(
             actions=pb.AgentActions(
                 actions={name: value_to_proto(action) for name, action in actions.items()}

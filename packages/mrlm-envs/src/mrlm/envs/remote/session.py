@@ -121,7 +121,7 @@ class RemoteSession:
         """Reset the env (opening a new session first if this one was lost)."""
         if self.lost:
             self.reopen()
-        request = pb.ResetRequest(session_id=self._live_id(), options_json=options_json(options))
+        request = pb.ResetRequest(session_id=self.live_id(), options_json=options_json(options))
         if seed is not None:
             request.seed = wire_seed(seed)
         if self.connection.coalescer is not None:
@@ -131,7 +131,7 @@ class RemoteSession:
 
     def step(self, request: pb.StepRequest) -> pb.EnvState:
         """Send a step; ``request.session_id`` is filled in here."""
-        request.session_id = self._live_id()
+        request.session_id = self.live_id()
         if self.connection.coalescer is not None:
             return self._batched(pb.BatchItem(step=request), "Step")
         reply: pb.StepResponse = self._call("Step", request)
@@ -139,7 +139,7 @@ class RemoteSession:
 
     def render(self) -> str:
         """The env's text rendering."""
-        request = pb.RenderRequest(session_id=self._live_id())
+        request = pb.RenderRequest(session_id=self.live_id())
         reply: pb.RenderResponse = self._call("Render", request, idempotent=True)
         return reply.text
 
@@ -214,7 +214,9 @@ class RemoteSession:
         except RemoteEnvError as error:  # a dead server has no session left to release
             _log.debug("closing session %s: %s", request.session_id, error)
 
-    def _live_id(self) -> str:
+    def live_id(self) -> str:
+        """The id to send a call under; raises :class:`RemoteEnvError` once the session is closed,
+        rather than letting the call fail on a channel closed with it."""
         if self.closed:
             raise RemoteEnvError(
                 f"the session of {self.env_id!r} on {self.connection.address} is closed",

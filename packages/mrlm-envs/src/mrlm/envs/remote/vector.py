@@ -101,6 +101,7 @@ class RemoteVectorEnv(VectorEnv[Any, Any, Any]):
     def reset(
         self, *, seed: int | Sequence[int | None] | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Any, dict[str, Any]]:
+        self._check_open()
         seeds = _seeds(seed, self.num_envs)
         if isinstance(seed, int):
             super().reset(seed=seed)
@@ -120,6 +121,7 @@ class RemoteVectorEnv(VectorEnv[Any, Any, Any]):
         return self._batched(observations), infos
 
     def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        self._check_open()
         per_env = list(iterate(self.action_space, actions))
         if len(per_env) != self.num_envs:
             raise ValueError(f"expected {self.num_envs} actions, got {len(per_env)}")
@@ -155,6 +157,12 @@ class RemoteVectorEnv(VectorEnv[Any, Any, Any]):
         self._release()
 
     # ----------------------------------------------------------------------------------------------
+
+    def _check_open(self) -> None:
+        """Raise, once closed, the error a closed ``RemoteEnv`` raises: the channels and streams are
+        closed too, and would otherwise report the server as unreachable."""
+        for session in self._sessions:
+            session.live_id()
 
     def _reset_item(self, index: int, seed: int | None, options_json: str) -> pb.BatchItem:
         request = pb.ResetRequest(session_id=self._sessions[index].session_id, options_json=options_json)
