@@ -27,6 +27,19 @@ def test_the_math_env_is_registered_with_gymnasium() -> None:
 
 
 @pytest.mark.parametrize("env_id", _entries("gymnasium"))
+def test_a_refused_first_reset_leaves_the_env_usable(env_id: str) -> None:
+    # Through gymnasium.make, whose wrappers must not be left half-done by the refusal.
+    env = gymnasium.make(env_id)
+    with pytest.raises(gymnasium.error.Error, match="Seed must be greater or equal to zero"):
+        env.reset(seed=-5)
+    observation, _ = env.reset(seed=0)
+    assert env.observation_space.contains(observation)
+    observation, reward, *_ = env.step("42")
+    assert env.observation_space.contains(observation) and isinstance(reward, float)
+    env.close()
+
+
+@pytest.mark.parametrize("env_id", _entries("gymnasium"))
 def test_gymnasium_check_env(env_id: str) -> None:
     env = gymnasium.make(env_id)
     check_env(env.unwrapped, skip_render_check=False)

@@ -154,22 +154,29 @@ def register_builtin_envs() -> None:
     # Ids of envs on a server; mrlm.envs.remote (which needs gRPC) registers both schemes on import.
     provide_scheme("grpc", "mrlm.envs.remote")
     provide_scheme("grpcs", "mrlm.envs.remote")
+    # The single-agent envs go without Gymnasium's passive env checker: the test suite runs
+    # check_env on each, and the passive checker breaks an env whose first reset is refused (a bad
+    # option or seed): it counts the reset as checked before it runs, keeps nothing of it, and the
+    # first step after a good reset fails with a TypeError (gymnasium 1.x).
     register_env(
         "mrlm/Math-v0",
         description="Arithmetic, algebra and word problems answered in free text; verified answers.",
         gymnasium_entry_point="mrlm.envs.math.env:MathEnv",
+        passive_checker=False,
         client_args=MATH_ARGS,
     )
     register_env(
         "mrlm/Code-v0",
         description="Write Python that passes hidden tests, run in the sandbox; optional debugging turns.",
         gymnasium_entry_point="mrlm.envs.code.env:CodeEnv",
+        passive_checker=False,
         client_args=CODE_ARGS,
     )
     register_env(
         "mrlm/ToolUse-v0",
         description="Answer questions by calling tools (calculator, search, Python, files).",
         gymnasium_entry_point="mrlm.envs.tools.env:ToolUseEnv",
+        passive_checker=False,
         client_args=TOOL_USE_ARGS,
     )
     register_env(

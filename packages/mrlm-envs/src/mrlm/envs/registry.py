@@ -101,6 +101,7 @@ def register_env(
     parallel_entry_point: str | Callable[..., Any] | None = None,
     default_kind: EnvKind | None = None,
     client_args: ClientArgs | None = None,
+    passive_checker: bool = True,
 ) -> EnvEntry:
     """Register ``id`` in Gymnasium's or PettingZoo's registry, and in ours.
 
@@ -109,7 +110,9 @@ def register_env(
     first one given otherwise). Entry points are ``"module:attr"`` strings, imported on first use.
     ``client_args`` declares which keyword arguments a client of an env server may set, and within
     which bounds (``mrlm.envs.server.client_args.ClientArgs``); without it a server lets clients set
-    only ``render_mode`` and small scalars.
+    only ``render_mode`` and small scalars. ``passive_checker=False`` registers a single-agent env
+    without Gymnasium's passive env checker (``gymnasium.make(..., disable_env_checker=False)``
+    still adds it): for envs checked with ``gymnasium.utils.env_checker.check_env`` elsewhere.
     """
     given: dict[EnvKind, str | Callable[..., Any]] = {}
     if gymnasium_entry_point is not None:
@@ -129,7 +132,7 @@ def register_env(
         kinds = (default_kind, *(k for k in kinds if k != default_kind))
 
     if "gymnasium" in given:
-        gymnasium.register(id=id, entry_point=given["gymnasium"])
+        gymnasium.register(id=id, entry_point=given["gymnasium"], disable_env_checker=not passive_checker)
     for kind in ("aec", "parallel"):
         if kind in given:
             pettingzoo.register(cast(Any, kind), id, given[cast(EnvKind, kind)])
