@@ -234,6 +234,20 @@ def _deep(depth: int) -> str:
     return "[" * depth + "]" * depth
 
 
+def test_a_negative_seed_is_invalid_argument_and_the_session_goes_on(address: str) -> None:
+    # The wire's int64 carries one; no env takes it, so it is a refused argument, not an env failure.
+    with grpc.insecure_channel(address) as channel:
+        stub = env_pb2_grpc.EnvServiceStub(channel)
+        session = stub.OpenSession(pb.OpenSessionRequest(env_id=PROBE_ID), timeout=PROMPT_S).session_id
+        with pytest.raises(grpc.RpcError) as raised:
+            stub.Reset(pb.ResetRequest(session_id=session, seed=-5), timeout=PROMPT_S)
+        assert raised.value.code() == grpc.StatusCode.INVALID_ARGUMENT, raised.value.details()
+        assert "seed must be >= 0, got -5" in raised.value.details()
+        stub.Reset(pb.ResetRequest(session_id=session, seed=0), timeout=PROMPT_S)
+        step = stub.Step(pb.StepRequest(session_id=session, action=pb.Value(text="hi")), timeout=PROMPT_S)
+        assert step.state.agents[0].observation.text == "echo hi"
+
+
 def test_deeply_nested_json_is_invalid_argument_everywhere(address: str) -> None:
     with grpc.insecure_channel(address) as channel:
         stub = env_pb2_grpc.EnvServiceStub(channel)

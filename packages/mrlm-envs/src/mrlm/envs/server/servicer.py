@@ -291,6 +291,13 @@ class EnvServicer(env_pb2_grpc.EnvServiceServicer):
 def _reset_call(request: pb.ResetRequest) -> Callable[[Driver], pb.EnvState]:
     seed = request.seed if request.HasField("seed") else None
     options = decode_client_object(request.options_json, "options_json")
+    if seed is not None and seed < 0:  # the wire's int64 allows it; no env takes it
+        refusal = RequestError(grpc.StatusCode.INVALID_ARGUMENT, f"the seed must be >= 0, got {seed}")
+
+        def refuse(driver: Driver) -> pb.EnvState:
+            raise refusal
+
+        return refuse
     if not options:
         return lambda driver: driver.reset(seed, options)
 
