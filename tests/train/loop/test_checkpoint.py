@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from pathlib import Path
 from typing import Any
 
@@ -91,6 +92,56 @@ def test_resume_continues_exactly(tmp_path: Path, tokenizer) -> None:
         assert model(input_ids=ids, labels=ids).loss != model(input_ids=ids, labels=ids).loss
 
 
+@pytest.mark.parametrize("schedule", ["constant", "linear"])
+def test_a_resumed_run_trains_at_its_own_learning_rate(tmp_path: Path, tokenizer, schedule: str) -> None:
+    """The learning rate changes no weight, so a resume may change it: the schedule goes on from the
+    saved step, at the rate this run was given (the scheduler's state also holds the saving run's)."""
+    from mrlm.train.tiny import build_tiny_model
+
+    ids = fixed_batch(VOCAB)
+    run = {"max_steps": 4, "save_every": 2}
+    saved = {"learning_rate": 1e-5, "lr_schedule": schedule}
+    with session_for(build_tiny_model(tokenizer), tmp_path, run=run, optim=saved) as session:
+        for _ in range(2):
+            lm_step(session, ids)
+            session.maybe_save()
+    resumed = {"learning_rate": 1e-3, "lr_schedule": schedule}
+    with session_for(
+        build_tiny_model(tokenizer), tmp_path, run=run | {"resume": "latest"}, optim=resumed
+    ) as session:
+        session.restore()
+        factor = 1.0 if schedule == "constant" else 2 / 4  # linear decay to 0 over 4 steps, 2 done
+        assert [group["lr"] for group in session.optimizer.param_groups] == pytest.approx([1e-3 * factor] * 2)
+        lm_step(session, ids)
+        factor = 1.0 if schedule == "constant" else 1 / 4
+        assert [group["lr"] for group in session.optimizer.param_groups] == pytest.approx([1e-3 * factor] * 2)
+
+
+def test_a_checkpoint_past_max_steps_is_refused_before_anything_loads(tmp_path: Path, tokenizer) -> None:
+    from mrlm.train.tiny import build_tiny_model
+
+    ids = fixed_batch(VOCAB)
+    with session_for(build_tiny_model(tokenizer), tmp_path, run={"max_steps": 2, "save_every": 2}) as session:
+        for _ in range(2):
+            session.log({"loss": lm_step(session, ids)})
+            session.maybe_save()
+    model = build_tiny_model(tokenizer, seed=5)
+    before = parameters_of(model)
+    with session_for(model, tmp_path, run={"max_steps": 1, "resume": "latest"}) as session:
+        with pytest.raises(CheckpointError, match=r"at step 2, past this run's max_steps \(1\)"):
+            session.restore()
+        assert session.step == 0
+    assert all(torch.equal(parameters_of(model)[name], before[name]) for name in before)
+    records = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
+    assert [record["step"] for record in records] == [1, 2]  # nothing dropped
+    # The same max_steps is a finished run: nothing to train, nothing refused.
+    with session_for(
+        build_tiny_model(tokenizer), tmp_path, run={"max_steps": 2, "resume": "latest"}
+    ) as session:
+        session.restore()
+        assert session.step == 2
+
+
 def test_saving_does_not_disturb_random_streams(tmp_path: Path, fresh_model, tokenizer) -> None:
     with session_for(fresh_model, tmp_path) as session:
         lm_step(session, fixed_batch(VOCAB))
@@ -172,6 +223,16 @@ def _restore(tmp_path: Path, tokenizer, resume: str) -> Any:
 def test_latest_without_checkpoints_names_the_directory(tmp_path: Path, tokenizer) -> None:
     with pytest.raises(CheckpointError, match=rf"no checkpoint in {tmp_path / 'checkpoints'}"):
         _restore(tmp_path, tokenizer, "latest")
+
+
+def test_a_run_directory_given_as_the_checkpoint_names_its_newest(tmp_path: Path, tokenizer) -> None:
+    saved = _saved_run(tmp_path / "run", tokenizer)
+    run = tmp_path / "run"
+    message = (
+        f"{run} is a run's directory, not a checkpoint: name one of its checkpoints (its newest is {saved})"
+    )
+    with pytest.raises(CheckpointError, match=f"^{re.escape(message)}"):
+        _restore(tmp_path / "other", tokenizer, str(run))
 
 
 def test_missing_path_is_named(tmp_path: Path, tokenizer) -> None:

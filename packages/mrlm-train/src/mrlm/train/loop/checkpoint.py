@@ -105,6 +105,13 @@ def resolve_resume(resume: str, output_dir: Path) -> Path | None:
     path = Path(resume)
     if not path.is_dir():
         raise CheckpointError(f"checkpoint {path} does not exist (or is not a directory)")
+    if (path / CHECKPOINTS).is_dir():  # a run's directory, not one of its checkpoints
+        newest = latest_checkpoint(path)
+        hint = f"its newest is {newest}" if newest is not None else f"{path / CHECKPOINTS} holds none"
+        raise CheckpointError(
+            f"{path} is a run's directory, not a checkpoint: name one of its checkpoints "
+            f"({hint}), or resume latest with the run's output_dir"
+        )
     return path
 
 

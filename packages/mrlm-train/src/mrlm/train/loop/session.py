@@ -722,7 +722,7 @@ class TrainingSession:
 
         Raises:
             CheckpointError: the checkpoint is missing, incomplete, unreadable or fails verification
-                (names its path and the file).
+                (names its path and the file), or is past ``run.max_steps``.
         """
         if self.run.resume is None:
             return None
@@ -740,10 +740,23 @@ class TrainingSession:
                 f"checkpoint {path} was saved by a {_run_kind(saved_kind)} run, this run is "
                 f"{_run_kind(self._config_kind)}: a run resumes only checkpoints of its own algorithm"
             )
+        saved_step = meta.get("step")
+        if isinstance(saved_step, int) and saved_step > self.run.max_steps:
+            # Nothing would train, and the final model written would be the checkpoint's, past the
+            # step the run was asked to end at.
+            raise CheckpointError(
+                f"checkpoint {path} is at step {saved_step}, past this run's max_steps "
+                f"({self.run.max_steps}): resume it with max_steps of at least {saved_step}, or resume "
+                "an earlier checkpoint"
+            )
         ckpt.load_state(path, self._checkpoint_parts(), meta)
         trainer = ckpt.load_torch(path / ckpt.TRAINER, path)
         for name, trained in self._trained.items():
+            # The schedule's state holds the saving run's base learning rates too; this run's are
+            # those it was given (the learning rate changes no weight, so a resume may change it).
+            base_lrs = list(trained.scheduler.base_lrs)
             trained.scheduler.load_state_dict(trainer["schedulers"][name])
+            trained.scheduler.base_lrs = base_lrs
             # The optimizer came back with the learning rate the saving run's schedule set last;
             # this run's schedule (max_steps may have grown) decides the next update's.
             for group, base_lr, factor in zip(
