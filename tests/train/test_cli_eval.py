@@ -242,6 +242,12 @@ def _broken_copy(saved_dir: Path, into: Path, broken: str) -> Path:
     model = Path(shutil.copytree(saved_dir, into / broken))
     if broken == "config-not-json":
         (model / "config.json").write_text("not json")
+    elif broken == "weights-cut-short":  # an interrupted copy or save
+        weights = model / "model.safetensors"
+        weights.write_bytes(weights.read_bytes()[:1000])
+    elif broken == "no-tokenizer":
+        for name in ("tokenizer.json", "tokenizer_config.json"):
+            (model / name).unlink()
     else:
         (model / ("model.safetensors" if broken == "no-weights" else "chat_template.jinja")).unlink()
     return model
@@ -252,6 +258,10 @@ def _broken_copy(saved_dir: Path, into: Path, broken: str) -> Path:
     [
         ("config-not-json", "holds no model that loads: OSError: It looks like the config file at"),
         ("no-weights", "holds no model that loads: OSError: Error no file named model.safetensors"),
+        ("weights-cut-short", "holds no model that loads: SafetensorError: "),
+        # transformers would build an empty tokenizer from config.json alone, and the first
+        # prompt would fail to encode.
+        ("no-tokenizer", "has no tokenizer (tokenizer.json, tokenizer_config.json, "),
     ],
 )
 def test_a_model_directory_whose_model_does_not_load_exits_with_one_line(

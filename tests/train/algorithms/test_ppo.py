@@ -267,6 +267,23 @@ def test_a_critic_that_cannot_read_the_policys_tokens_is_refused(tmp_path: Path)
         train(_config(tmp_path, "model", 1, critic_model=str(tmp_path / "small")))
 
 
+def test_the_cli_says_in_one_line_that_a_critic_cannot_read_the_policys_tokens(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from mrlm.train.cli import main
+    from mrlm.train.tiny import build_tiny_model, build_tiny_tokenizer
+
+    small = build_tiny_model(build_tiny_tokenizer())
+    small.resize_token_embeddings(16)
+    small.save_pretrained(tmp_path / "small")
+    argv = ["ppo", "--critic", "model", "--critic-model", str(tmp_path / "small"), "--run.max-steps", "1"]
+    assert main([*argv, "--run.output-dir", str(tmp_path / "run"), "--run.no-progress-bar"]) == 1
+    err = capsys.readouterr().err  # also transformers' progress bars, saving and loading
+    last = err.strip().splitlines()[-1]
+    assert "Traceback" not in err and last.startswith("mrlm-train ppo: CriticModelError: critic_model "), err
+    assert "vocabulary of 16 tokens" in last
+
+
 def test_a_value_model_loads_from_a_saved_policy_with_its_backbone(tmp_path: Path) -> None:
     from mrlm.train.tiny import build_tiny_model, build_tiny_tokenizer
     from mrlm.train.value import load_value_model

@@ -14,6 +14,7 @@ from mrlm.envs.registry import EnvArgumentError, UnknownEnvError
 from mrlm.train.algorithms import ALGORITHMS
 from mrlm.train.algorithms.multi_agent import MultiAgentSetupError
 from mrlm.train.algorithms.online_dpo import NoPreferencePairsError
+from mrlm.train.algorithms.ppo import CriticModelError
 from mrlm.train.commands import COMMANDS
 from mrlm.train.commands.train_file import COMMAND as TRAIN
 from mrlm.train.commands.train_file import algorithm_config, resolve_train, train_help
@@ -60,6 +61,7 @@ RUN_ERRORS: tuple[type[BaseException], ...] = (
     PreferenceDataError,
     NoPreferencePairsError,
     SFTDataError,
+    CriticModelError,
 )
 DESCRIPTION = (
     "Train LLM agents with reinforcement learning on MRLM environments. "

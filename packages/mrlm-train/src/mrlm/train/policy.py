@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import torch
+from safetensors import SafetensorError
 
 from mrlm.train.config_io import ConfigError
 
@@ -192,9 +193,20 @@ def check_chat_template(tokenizer: Any, source: str) -> None:
         )
 
 
+#: Files one of which a model directory's tokenizer is read from (transformers' fast and slow
+#: tokenizers); without any, transformers builds an empty tokenizer from the model's config alone.
+_TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "tokenizer.model", "vocab.json", "vocab.txt")
+
+
 def _from_pretrained_tokenizer(source: str) -> Any:
     from transformers import AutoTokenizer
 
+    path = Path(source)
+    if path.is_dir() and not any((path / name).is_file() for name in _TOKENIZER_FILES):
+        raise ModelNotFoundError(
+            f"model directory {source!r} has no tokenizer ({', '.join(_TOKENIZER_FILES)}): save the "
+            "tokenizer beside the model (tokenizer.save_pretrained) or give the directory that holds both"
+        )
     try:
         return AutoTokenizer.from_pretrained(source)
     except OSError as err:
@@ -214,7 +226,7 @@ def _from_pretrained_model(source: str, config: ModelConfig) -> Any:
         kwargs["attn_implementation"] = config.attn_implementation
     try:
         return AutoModelForCausalLM.from_pretrained(source, **kwargs)
-    except OSError as err:
+    except (OSError, SafetensorError) as err:  # missing, or cut short (an interrupted copy or save)
         raise model_not_found(source, err) from err
 
 

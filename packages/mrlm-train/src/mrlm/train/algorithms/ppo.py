@@ -391,19 +391,23 @@ def chunked_without_grad(
     return tuple(torch.cat(column) for column in zip(*parts, strict=True))
 
 
+class CriticModelError(ValueError):
+    """A ``critic_model`` that cannot read the policy's token ids."""
+
+
 def load_critic(policy: Any, tokenizer: Any, critic_model: str, dtype: Dtype) -> torch.nn.Module:
     """A separate value model for ``policy``: ``critic_model`` (a name or path) or, when empty, one
     started from the policy's own weights.
 
     Raises:
-        ValueError: ``critic_model``'s vocabulary is smaller than the policy's tokenizer (the critic
-            reads the policy's token ids, so it must know every one of them).
+        CriticModelError: ``critic_model``'s vocabulary is smaller than the policy's tokenizer (the
+            critic reads the policy's token ids, so it must know every one of them).
     """
     if not critic_model:
         return value_model_from(policy.get_base_model() if hasattr(policy, "get_base_model") else policy)
     critic = load_value_model(ModelConfig(name_or_path=critic_model, dtype=dtype))
     if int(critic.config.vocab_size) < len(tokenizer):
-        raise ValueError(
+        raise CriticModelError(
             f"critic_model {critic_model!r} has a vocabulary of {critic.config.vocab_size} tokens, "
             f"fewer than the policy's tokenizer ({len(tokenizer)}): the critic must share the policy's tokenizer"
         )
