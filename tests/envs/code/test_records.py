@@ -244,6 +244,10 @@ def test_humaneval_split_gives_partial_credit(make_env: Any) -> None:
             [{**HUMANEVAL, "test": "assert running_max([]) == []"}],
             "record 0: the test must define one function check",
         ),
+        (
+            [{**HUMANEVAL, "test": 'def check(candidate):\n    candidate([1])\n    assert True, "x"\n'}],
+            r"record 0: check\(candidate\) has no assert \(other than an always-true one\) and no raise",
+        ),
         ([{**HUMANEVAL, "entry_point": "not a name"}], "not a Python name"),
         ([{**HUMANEVAL, "prompt": 42}], "field 'prompt' must be a non-empty string"),
         (

@@ -10,7 +10,8 @@ locals and a module's globals behave alike for straight-line code. The split is 
 whole ``check(candidate)`` counts as one test, when that could change the meaning: ``check`` has
 decorators, more than one parameter, ``return``/``yield``/``await``/``nonlocal`` anywhere in it,
 or no statement with an ``assert``. Always-true asserts (``assert True, "..."``, found in several
-HumanEval tests) count as set-up, not as tests, so that they give no free credit.
+HumanEval tests) count as set-up, not as tests, so that they give no free credit; a ``check`` with
+neither another assert nor a ``raise`` is refused, since every reply would pass it.
 """
 
 from __future__ import annotations
@@ -39,6 +40,12 @@ def humaneval_task(record: Mapping[str, Any], where: str) -> CodeTask:
     checks = [node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == "check"]
     if len(checks) != 1:
         raise ValueError(f"{where}: the test must define one function check(candidate)")
+    if not any(_can_fail(node) for node in ast.walk(checks[0])):
+        # Every reply that runs would pass it: a reward any reply earns.
+        raise ValueError(
+            f"{where}: check(candidate) has no assert (other than an always-true one) and no raise, "
+            "so it passes every reply"
+        )
 
     context = code_before_definition(prompt, entry_point)
     if not _compiles(context):
@@ -88,6 +95,13 @@ def _is_test(statement: ast.stmt) -> bool:
     if isinstance(statement, ast.Assert):
         return not (isinstance(statement.test, ast.Constant) and statement.test.value)
     return any(isinstance(node, ast.Assert) for node in ast.walk(statement))
+
+
+def _can_fail(node: ast.AST) -> bool:
+    """Whether ``node`` is an assert that is not always true, or a raise."""
+    if isinstance(node, ast.Assert):
+        return not (isinstance(node.test, ast.Constant) and node.test.value)
+    return isinstance(node, ast.Raise)
 
 
 def _statement_source(test: str, statement: ast.stmt) -> str | None:
