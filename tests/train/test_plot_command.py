@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -56,6 +57,35 @@ def test_plot_names_an_output_it_cannot_write_and_values_it_cannot_draw(
         file.write(json.dumps({"step": 21, "reward": [1, 2]}) + "\n")
     assert main(["plot", str(run)]) == 1
     assert capsys.readouterr().err.endswith("metrics.jsonl: step 21: 'reward' is not a number ([1, 2])\n")
+    assert not (run / "metrics.png").exists()
+
+
+@pytest.mark.parametrize("name", ["same-path", "dot-dot", "symlink", "hard-link"])
+def test_plot_refuses_an_output_that_is_the_metrics_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    # The PNG replaced the run's metrics, status 0.
+    run = _run_dir(tmp_path)
+    metrics = run / "metrics.jsonl"
+    before = metrics.read_bytes()
+    (run / "sub").mkdir()
+    output = {
+        "same-path": metrics,
+        "dot-dot": run / "sub" / ".." / "metrics.jsonl",
+        "symlink": tmp_path / "link.png",
+        "hard-link": tmp_path / "other-name.png",
+    }[name]
+    if name == "symlink":
+        output.symlink_to(metrics)
+    elif name == "hard-link":
+        os.link(metrics, output)
+    assert main(["plot", str(run), "--output", str(output)]) == 1
+    error = capsys.readouterr().err
+    assert error == (
+        f"mrlm-train plot: --output {str(output)!r} is the run's metrics file {str(metrics)!r}: "
+        "the PNG would replace it; give the PNG a path of its own\n"
+    )
+    assert metrics.read_bytes() == before
     assert not (run / "metrics.png").exists()
 
 

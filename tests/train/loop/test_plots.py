@@ -92,6 +92,19 @@ def test_trailing_mean_by_hand() -> None:
     assert _trailing_mean([4.0, 8.0], 1) == [4.0, 8.0]
 
 
+def test_trailing_mean_leaves_a_gap_only_at_a_non_finite_value() -> None:
+    # A NaN once made every later mean NaN. Window 3, over the finite values in it:
+    # 1 -> 1; (1+2)/2; NaN -> gap; (2+4)/2 (the NaN left out); (4+6)/2; (4+6+8)/3; inf -> gap; (8+3)/2
+    values = [1.0, 2.0, math.nan, 4.0, 6.0, 8.0, math.inf, 3.0]
+    means = _trailing_mean(values, 3)
+    assert [math.isnan(mean) for mean in means] == [False, False, True, False, False, False, True, False]
+    finite = [mean for mean in means if not math.isnan(mean)]
+    assert finite == pytest.approx([1.0, 1.5, 3.0, 5.0, 6.0, 5.5], rel=1e-12)
+    assert (
+        math.isnan(_trailing_mean([-math.inf, 2.0], 2)[0]) and _trailing_mean([-math.inf, 2.0], 2)[1] == 2.0
+    )
+
+
 def test_smoothed_plot_writes_a_png_and_refuses_a_negative_window(tmp_path: Path) -> None:
     out = plot_metrics(_metrics(tmp_path / "metrics.jsonl"), tmp_path / "smooth.png", smooth=4)
     assert out.read_bytes()[:8] == PNG_MAGIC

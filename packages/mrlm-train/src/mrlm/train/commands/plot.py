@@ -28,7 +28,7 @@ def run_plot(args: PlotArgs) -> int:
     """Write the PNG and print its path; 1 with a message when there is nothing to draw."""
     from mrlm.train.loop.errors import OutputDirError
     from mrlm.train.loop.metrics import METRICS_FILE
-    from mrlm.train.loop.output_dir import check_output_file
+    from mrlm.train.loop.output_dir import check_output_file, same_file
     from mrlm.train.loop.plots import plot_metrics
 
     metrics = args.run_dir / METRICS_FILE
@@ -39,6 +39,11 @@ def run_plot(args: PlotArgs) -> int:
         return 1
     output = args.output or args.run_dir / "metrics.png"
     try:  # before drawing: a directory or an unwritable place was a traceback from savefig
+        if same_file(output, metrics):  # the PNG would replace the run's metrics, with no way back
+            raise OutputDirError(
+                f"--output {str(output)!r} is the run's metrics file {str(metrics)!r}: the PNG would "
+                "replace it; give the PNG a path of its own"
+            )
         check_output_file(output, "--output")
     except OutputDirError as error:
         print(f"mrlm-train plot: {error}", file=sys.stderr)

@@ -6,6 +6,7 @@ machines without a display), keeping it out of every training process.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -19,9 +20,11 @@ def plot_metrics(
     """Draw each of ``keys`` against the step, one panel per key, into ``out_png``; return ``out_png``.
 
     Keys absent from every record are left out; a step logged twice (a resumed run) is drawn with
-    its last record; a value that is NaN or infinite leaves a gap in its curve. With ``smooth > 1`` the raw values are drawn faintly and their trailing mean
-    over ``smooth`` records on top (noisy RL metrics show their trend). Raises ValueError when none
-    of ``keys`` was logged, and ImportError when matplotlib is not installed.
+    its last record; a value that is NaN or infinite leaves a gap in its curve. With ``smooth > 1``
+    the raw values are drawn faintly and their trailing mean over ``smooth`` records on top (noisy RL
+    metrics show their trend); a non-finite value is a gap there too, left out of its neighbours'
+    means. Raises ValueError when none of ``keys`` was logged, and ImportError when matplotlib is
+    not installed.
     """
     if smooth < 0:
         raise ValueError(f"smooth must be >= 0, got {smooth}")
@@ -65,13 +68,18 @@ def plot_metrics(
 
 
 def _trailing_mean(values: Sequence[float], window: int) -> list[float]:
-    """Mean of each value and up to ``window - 1`` before it."""
-    means, total = [], 0.0
+    """Mean of each value and up to ``window - 1`` before it, over the finite ones among them.
+
+    A NaN or infinite value is NaN in the result (a gap at its own step) and is left out of its
+    neighbours' means, so one bad step does not erase the rest of the curve.
+    """
+    means = []
     for i, value in enumerate(values):
-        total += value
-        if i >= window:
-            total -= values[i - window]
-        means.append(total / min(i + 1, window))
+        if not math.isfinite(value):
+            means.append(math.nan)
+            continue
+        finite = [v for v in values[max(0, i - window + 1) : i + 1] if math.isfinite(v)]
+        means.append(sum(finite) / len(finite))  # ``value`` itself is among them
     return means
 
 
