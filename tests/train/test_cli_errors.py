@@ -148,7 +148,18 @@ def _no_play(*args: object) -> None:
 
 
 @pytest.mark.parametrize("command", ["eval", "collect"])
-@pytest.mark.parametrize("where", ["a-directory", "under-a-file", "uncreatable", "refusing-new-files"])
+@pytest.mark.parametrize(
+    "where",
+    [
+        "a-directory",
+        "under-a-file",
+        "uncreatable",
+        "refusing-new-files",
+        "a-link-into-a-missing-directory",
+        "a-link-loop",
+        "under-a-link-to-a-missing-directory",
+    ],
+)
 def test_an_output_file_that_cannot_be_written_fails_before_playing(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
@@ -159,6 +170,11 @@ def test_an_output_file_that_cannot_be_written_fails_before_playing(
     monkeypatch.setattr(f"mrlm.train.commands.{command}.play", _no_play)
     (tmp_path / "taken").write_text("")
     (tmp_path / "folder").mkdir()
+    # Dangling links passed this check, then writing through them failed after every episode was played.
+    (tmp_path / "link.jsonl").symlink_to(tmp_path / "missing" / "e.jsonl")
+    (tmp_path / "loop-a").symlink_to(tmp_path / "loop-b")
+    (tmp_path / "loop-b").symlink_to(tmp_path / "loop-a")
+    (tmp_path / "dir-link").symlink_to(tmp_path / "missing")
     output, message = {
         "a-directory": (tmp_path / "folder", "is a directory, not a file"),
         "under-a-file": (tmp_path / "taken" / "e.jsonl", "is a file, not a directory"),
@@ -167,6 +183,17 @@ def test_an_output_file_that_cannot_be_written_fails_before_playing(
         "refusing-new-files": (
             Path("/proc/mrlm-e.jsonl"),
             "refuses new files" if os.geteuid() == 0 else "is not writable",
+        ),
+        "a-link-into-a-missing-directory": (
+            tmp_path / "link.jsonl",
+            f"{str(tmp_path / 'link.jsonl')!r} is a symbolic link to {str(tmp_path / 'missing' / 'e.jsonl')!r}, "
+            f"whose directory {str(tmp_path / 'missing')!r} does not exist",
+        ),
+        "a-link-loop": (tmp_path / "loop-a", f"{str(tmp_path / 'loop-a')!r} is a loop of symbolic links"),
+        "under-a-link-to-a-missing-directory": (
+            tmp_path / "dir-link" / "e.jsonl",
+            f"{str(tmp_path / 'dir-link')!r} is a symbolic link to {str(tmp_path / 'missing')!r}, "
+            "which does not exist",
         ),
     }[where]
     argv = [command, "--model", "tiny", "--env-id", "mrlm/Math-v0", "-n", "2", "-o", str(output)]
@@ -185,6 +212,29 @@ def test_an_eval_summary_that_cannot_be_written_fails_before_playing(
     assert main(argv) == 1
     error = _one_line(capsys, "mrlm-train eval: OutputDirError: the directory of summary ")
     assert "is a file, not a directory" in error
+
+
+def test_an_eval_summary_on_a_dangling_link_fails_before_playing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr("mrlm.train.commands.eval.play", _no_play)
+    summary = tmp_path / "summary.json"
+    summary.symlink_to(tmp_path / "gone" / "summary.json")
+    argv = ["eval", "--model", "tiny", "--env-id", "mrlm/Math-v0", "-n", "2", "--summary", str(summary)]
+    assert main(argv) == 1
+    error = _one_line(capsys, f"mrlm-train eval: OutputDirError: summary {str(summary)!r} is a symbolic link")
+    assert f"whose directory {str(tmp_path / 'gone')!r} does not exist" in error
+    assert not (tmp_path / "gone").exists()  # no directory is made where a stale link points
+
+
+def test_a_dangling_link_into_an_existing_directory_is_written_through(tmp_path: Path) -> None:
+    (tmp_path / "there").mkdir()
+    output = tmp_path / "episodes.jsonl"
+    output.symlink_to(tmp_path / "there" / "episodes.jsonl")
+    argv = ["eval", "--model", "tiny", "--env-id", "mrlm/Math-v0", "-n", "2", "-o", str(output)]
+    assert main([*argv, "--summary", str(tmp_path / "summary.json")]) == 0
+    assert output.is_symlink()
+    assert len((tmp_path / "there" / "episodes.jsonl").read_text().splitlines()) == 2
 
 
 @pytest.mark.parametrize("name", ["same-path", "dot-dot", "symlink", "hard-link"])

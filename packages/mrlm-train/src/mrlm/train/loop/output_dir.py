@@ -20,11 +20,12 @@ def check_output_dir(output_dir: str | Path, setting: str = "run.output_dir") ->
     while not os.path.lexists(existing) and existing != existing.parent:
         existing = existing.parent
     if not existing.is_dir():
+        what = "a file, not a directory"
+        if existing.is_symlink() and not existing.exists():  # mkdir would fail on it, after the run
+            what = f"a symbolic link to {os.path.realpath(existing)!r}, which does not exist"
         if existing == path:
-            raise OutputDirError(f"{setting} {str(path)!r} is a file, not a directory")
-        raise OutputDirError(
-            f"{setting} {str(path)!r} cannot be created: {str(existing)!r} is a file, not a directory"
-        )
+            raise OutputDirError(f"{setting} {str(path)!r} is {what}")
+        raise OutputDirError(f"{setting} {str(path)!r} cannot be created: {str(existing)!r} is {what}")
     if not os.access(existing, os.W_OK | os.X_OK):
         where = "" if existing == path else f" ({str(existing)!r}, where it would be created)"
         raise OutputDirError(f"{setting} {str(path)!r} is not writable{where}")
@@ -40,8 +41,15 @@ def check_output_dir(output_dir: str | Path, setting: str = "run.output_dir") ->
 def check_output_file(path: str | Path, setting: str) -> None:
     """Raise :class:`OutputDirError` when the file ``path`` (the value of ``setting``) cannot be
     written: it is a directory, or its directory cannot be created or does not take new files.
-    Creates the missing directories (writing the file needs them anyway), never the file."""
+    Creates the missing directories (writing the file needs them anyway), never the file.
+
+    A dangling symbolic link is written through, creating its target, so the target is checked
+    instead; it is refused when it is a loop of links or its directory does not exist (writing
+    through a link creates no directory, and creating one where a stale link points would surprise).
+    """
     file = Path(path).expanduser()
+    if file.is_symlink() and not file.exists():
+        file = _dangling_link_target(file, setting)
     if file.is_dir():
         raise OutputDirError(f"{setting} {str(file)!r} is a directory, not a file")
     check_output_dir(file.parent, f"the directory of {setting}")
@@ -58,6 +66,21 @@ def check_output_file(path: str | Path, setting: str) -> None:
         raise OutputDirError(
             f"{setting} {str(file)!r} cannot be written: its directory refuses new files ({refusal})"
         )
+
+
+def _dangling_link_target(link: Path, setting: str) -> Path:
+    """The file that writing to the dangling symbolic link ``link`` creates, or OutputDirError
+    naming the link and why nothing can be written through it."""
+    target = Path(os.path.realpath(link))
+    if target.is_symlink():  # realpath stops inside a loop, on one of its links
+        raise OutputDirError(f"{setting} {str(link)!r} is a loop of symbolic links")
+    if not target.parent.is_dir():
+        missing = "does not exist" if not os.path.lexists(target.parent) else "is not a directory"
+        raise OutputDirError(
+            f"{setting} {str(link)!r} is a symbolic link to {str(target)!r}, whose directory "
+            f"{str(target.parent)!r} {missing}"
+        )
+    return target
 
 
 def same_file(first: str | Path, second: str | Path) -> bool:
