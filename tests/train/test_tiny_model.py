@@ -10,7 +10,13 @@ import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerFast
 
 from mrlm.train.chat_template import ENDOFTEXT, IM_END
-from mrlm.train.tiny import build_tiny_model, count_parameters, save_tiny
+from mrlm.train.tiny import (
+    MIN_VOCAB_SIZE,
+    build_tiny_model,
+    build_tiny_tokenizer,
+    count_parameters,
+    save_tiny,
+)
 
 MESSAGES = [
     {"role": "system", "content": "You are a helpful assistant."},
@@ -158,3 +164,23 @@ def test_the_command_refuses_a_bad_shape_or_output_before_training_a_tokenizer(
     (tmp_path / "a-file").write_text("")
     assert main(["tiny-model", "--output", str(tmp_path / "a-file")]) == 1
     assert "OutputDirError: output" in capsys.readouterr().err
+
+
+def test_the_command_refuses_a_vocab_size_the_corpus_cannot_reach(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # --vocab-size 100000 gave, with status 0, the few hundred tokens the built-in corpus holds.
+    from mrlm.train.cli import main
+
+    # Training stops once no pair repeats: what a huge size gives is every token there is.
+    most = len(build_tiny_tokenizer(vocab_size=100_000))
+    assert MIN_VOCAB_SIZE < most < 100_000
+    for size in (most + 1, 100_000):
+        with pytest.raises(SystemExit) as exit_info:
+            main(["tiny-model", "--output", str(tmp_path / "m"), "--vocab-size", str(size)])
+        assert exit_info.value.code == 2
+        assert f"vocab_size must be at most {most}, got {size}" in capsys.readouterr().err
+    assert not (tmp_path / "m").exists()
+    # The most it names is reachable, and given.
+    assert main(["tiny-model", "--output", str(tmp_path / "m"), "--vocab-size", str(most)]) == 0
+    assert f"vocab {most}\n" in capsys.readouterr().out

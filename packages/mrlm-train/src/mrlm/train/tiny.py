@@ -120,6 +120,26 @@ def build_tiny_tokenizer(
     )
 
 
+def check_tiny_vocab_size(vocab_size: int) -> None:
+    """Raise ValueError unless :func:`build_tiny_tokenizer` gives ``vocab_size`` tokens from the
+    built-in corpus: it is below :data:`MIN_VOCAB_SIZE`, or above what the corpus can give.
+
+    BPE training stops early once no pair of tokens occurs twice more; the tokenizer it gives then
+    holds every token the corpus can give, so its size is the most there is. It is measured by
+    training (milliseconds on the built-in corpus) rather than stated, so it follows the corpus.
+    """
+    if vocab_size < MIN_VOCAB_SIZE:
+        raise ValueError(
+            f"vocab_size must be at least {MIN_VOCAB_SIZE} (bytes + special tokens), got {vocab_size}"
+        )
+    most = len(build_tiny_tokenizer(vocab_size=vocab_size))
+    if most < vocab_size:
+        raise ValueError(
+            f"vocab_size must be at most {most}, got {vocab_size}: the built-in corpus gives no more "
+            "tokens (bytes, special tokens and a merge for each pair it repeats)"
+        )
+
+
 #: The heads and positions of a tiny model unless told otherwise (:func:`build_tiny_model`).
 DEFAULT_NUM_HEADS = 4
 DEFAULT_NUM_KV_HEADS = 2

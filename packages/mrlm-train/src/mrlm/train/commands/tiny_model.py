@@ -26,7 +26,8 @@ class TinyModelArgs:
     """MLP width; defaults to 4 * hidden_size."""
     max_position_embeddings: int = 512
     vocab_size: int = 512
-    """Tokenizer vocabulary size, including the 256 byte tokens and 3 special tokens."""
+    """Tokenizer vocabulary size, including the 256 byte tokens and 3 special tokens; refused above
+    what the built-in corpus can give (the message says how many that is)."""
     seed: int = 0
     """Seed of the weight initialisation."""
 
@@ -44,13 +45,10 @@ class TinyModelArgs:
 
     def __post_init__(self) -> None:
         # Checked as the flags are read, before a tokenizer is trained; the builder checks them too.
-        from mrlm.train.tiny import MIN_VOCAB_SIZE, check_tiny_shape
+        from mrlm.train.tiny import check_tiny_shape, check_tiny_vocab_size
 
         check_tiny_shape(**self.shape())
-        if self.vocab_size < MIN_VOCAB_SIZE:
-            raise ValueError(
-                f"vocab_size must be at least {MIN_VOCAB_SIZE} (bytes + special tokens), got {self.vocab_size}"
-            )
+        check_tiny_vocab_size(self.vocab_size)  # a size the corpus cannot reach was quietly smaller
 
 
 def run_tiny_model(args: TinyModelArgs) -> int:
