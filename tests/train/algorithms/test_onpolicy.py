@@ -90,6 +90,17 @@ def test_rollout_metrics_by_hand() -> None:
     assert metrics["success/turn1"] == pytest.approx(2 / 3) and metrics["success/turn2"] == 1.0
     single = rollout_metrics(_OneProcess(), trajectories[:2])  # type: ignore[arg-type]
     assert not any(key.startswith("success/turn") for key in single)
+    assert metrics["cut_at_max_turns"] == 0.0
+
+
+def test_episodes_stopped_at_max_turns_are_counted_and_warned_of() -> None:
+    trajectories = [_trajectory("a", [0.0, -1.0], [0, 1], 0.0, ["stop"]) for _ in range(4)]
+    for t in trajectories[:3]:
+        t.truncated, t.truncation = True, "max_turns"
+    trajectories[3].truncated, trajectories[3].truncation = True, "env"  # the env's own cut: not ours
+    with pytest.warns(RuntimeWarning, match="stopped at max_turns before their env ended them"):
+        metrics = rollout_metrics(_OneProcess(), trajectories)  # type: ignore[arg-type]
+    assert metrics["cut_at_max_turns"] == pytest.approx(3 / 4)
 
 
 @pytest.fixture(scope="module")

@@ -25,6 +25,7 @@ import dataclasses
 import functools
 import json
 import math
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -379,6 +380,9 @@ def rollout_metrics(session: TrainingSession, trajectories: Sequence[Trajectory]
 
     - ``reply_tokens``: mean generated tokens per reply;
     - ``cut_at_length``: share of replies that ended at the token budget (``finish_reason`` "length");
+    - ``cut_at_max_turns``: share of episodes the rollout stopped at ``max_turns`` replies before
+      their env ended them (a run where this is above 0 also warns once: the turns after it are
+      never played, and a reward paid only there is never seen);
     - ``entropy``: the sampling policy's mean per-token entropy, estimated as the mean of ``-log p``
       of the sampled tokens (unbiased, since the tokens were drawn from that distribution);
     - ``reward/<env_id>`` and ``success/<env_id>``: mean total reward per env, and share of its
@@ -391,6 +395,7 @@ def rollout_metrics(session: TrainingSession, trajectories: Sequence[Trajectory]
     tokens = sum(t.num_generated_tokens for t in trajectories)
     neg_logp = -sum(lp for t in trajectories for lp, m in zip(t.logprobs, t.mask, strict=True) if m)
     cut = sum(reason == "length" for t in trajectories for reason in t.finish_reasons)
+    cut_turns = sum(t.truncation == "max_turns" for t in trajectories)
     per_env: dict[str, list[float]] = {}
     for t in trajectories:
         totals = per_env.setdefault(t.env_id, [0.0, 0.0, 0.0])
@@ -403,12 +408,24 @@ def rollout_metrics(session: TrainingSession, trajectories: Sequence[Trajectory]
             counts = turns.setdefault(k, [0, 0])
             counts[0] += 1
             counts[1] += reward > 0
-    gathered = session.gather_object((replies, tokens, neg_logp, cut, per_env, turns))
+    gathered = session.gather_object(
+        (replies, tokens, neg_logp, cut, per_env, turns, cut_turns, len(trajectories))
+    )
     replies = sum(g[0] for g in gathered)
     tokens = sum(g[1] for g in gathered)
+    episodes = sum(g[7] for g in gathered)
+    cut_at_max_turns = sum(g[6] for g in gathered) / episodes if episodes else 0.0
+    if cut_at_max_turns > 0:
+        warnings.warn(  # one text: Python shows it once per run, not at every step
+            "episodes were stopped at max_turns before their env ended them (cut_at_max_turns in the "
+            "metrics): the turns after it are never played; raise max_turns to play them out",
+            RuntimeWarning,
+            stacklevel=2,
+        )
     metrics = {
         "reply_tokens": tokens / replies if replies else 0.0,
         "cut_at_length": sum(g[3] for g in gathered) / replies if replies else 0.0,
+        "cut_at_max_turns": cut_at_max_turns,
         "entropy": sum(g[2] for g in gathered) / tokens if tokens else 0.0,
     }
     envs: dict[str, list[float]] = {}
