@@ -8,8 +8,10 @@ from typing import Any
 
 import pytest
 
+from mrlm.train.cli import RUN_ERRORS
 from mrlm.train.generation import SamplingParams
 from mrlm.train.rollout import Policy, ReplayMismatchError, RolloutEngine, Trajectory
+from mrlm.train.rollout.policies import NoPolicyError
 from tests.train.rollout.scripted import EchoEnv, ScriptedGenerator
 from tests.train.rollout.scripted_multi import Coordinate, DigitGenerator, Relay
 
@@ -149,8 +151,11 @@ def test_an_agent_without_a_policy_is_named(tokenizer: Any) -> None:
         "a": Policy(DigitGenerator(tokenizer), tokenizer),
         "b": Policy(DigitGenerator(tokenizer), tokenizer),
     }
-    with pytest.raises(KeyError, match="no policy for agent 'p0'"):
+    with pytest.raises(NoPolicyError, match="no policy for agent 'p0'") as raised:
         RolloutEngine(Coordinate, policies, sampling=PARAMS).collect([0])
+    # One readable line (a KeyError would show its message quoted), which the CLI prints as it is.
+    assert str(raised.value).startswith("no policy for agent 'p0': the policies are ['a', 'b']")
+    assert "possible_agents" in str(raised.value) and NoPolicyError in RUN_ERRORS
     with pytest.raises(KeyError, match="mapped to policy 'c'"):
         RolloutEngine(Coordinate, policies, sampling=PARAMS, agent_policies=lambda agent: "c").collect([0])
     # Policies named like the agents need no map.

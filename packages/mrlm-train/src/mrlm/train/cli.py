@@ -32,6 +32,7 @@ from mrlm.train.loop.errors import (
 )
 from mrlm.train.policy import ModelNotFoundError, NoChatTemplateError
 from mrlm.train.rollout.errors import EnvOutputError, RewardOverflowError
+from mrlm.train.rollout.policies import NoPolicyError
 from mrlm.train.sft import SFTDataError
 
 PROG = "mrlm-train"
@@ -62,6 +63,7 @@ RUN_ERRORS: tuple[type[BaseException], ...] = (
     NoPreferencePairsError,
     SFTDataError,
     CriticModelError,
+    NoPolicyError,
 )
 DESCRIPTION = (
     "Train LLM agents with reinforcement learning on MRLM environments. "

@@ -22,6 +22,13 @@ DEFAULT_POLICY = "policy"
 AgentPolicies = Mapping[str | None, str] | Callable[[str | None], str]
 
 
+class NoPolicyError(KeyError):
+    """An agent that no policy plays. Shown as its message alone (a KeyError would quote it)."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
 @dataclass(frozen=True)
 class Policy:
     """One model as the rollout sees it.
@@ -101,12 +108,16 @@ class PolicyTable:
                 return next(iter(self.policies))
             if agent is not None and agent in self.policies:
                 return agent
-            raise KeyError(
-                f"no policy for agent {agent!r}: with several policies {self.names()}, give agent_policies "
-                "or name each policy like its agent"
+            raise NoPolicyError(
+                f"no policy for agent {agent!r}: the policies are {self.names()}, one per agent the env "
+                "listed in possible_agents when the run began (an env's possible_agents must name every "
+                "agent it will ever have); with the rollout engine itself, give agent_policies or name "
+                "each policy like its agent"
             )
         if isinstance(given, Mapping):
             if agent not in given:
-                raise KeyError(f"agent_policies names no policy for agent {agent!r} (it maps {list(given)})")
+                raise NoPolicyError(
+                    f"agent_policies names no policy for agent {agent!r} (it maps {list(given)})"
+                )
             return given[agent]
         return given(agent)
