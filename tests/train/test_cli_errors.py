@@ -636,3 +636,17 @@ def test_a_run_dir_where_no_file_can_be_made_fails_before_the_model_loads(
     error = _one_line(capsys, "mrlm-train grpo: OutputDirError: ")
     refused = "cannot be created: '/proc' refuses new files" if os.geteuid() == 0 else "is not writable"
     assert f"run.output_dir '/proc/mrlm-run' {refused}" in error
+
+
+@pytest.mark.parametrize("command", ["magrpo", "eval"])
+def test_an_agent_given_twice_in_agent_models_is_a_usage_error(
+    command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # tyro keeps the last pair of a key without a word; a config file's repeated key is refused too.
+    argv = [command, "--agent-models", "first", "/nowhere", "second", "tiny", "first", "tiny"]
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == 2
+    assert capsys.readouterr().err.strip() == (
+        f"mrlm-train {command}: --agent-models gives 'first' twice ('/nowhere', then 'tiny'): give each once"
+    )

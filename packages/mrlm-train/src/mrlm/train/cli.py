@@ -87,6 +87,10 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as error:
         return _report(error.command, error)
     command = next((c for c in COMMANDS if argv and c.name == argv[0]), None)
+    repeated = _repeated_mapping_key(argv)
+    if repeated is not None:  # a usage error, as tyro reports one
+        print(f"{PROG} {command.name}: {repeated}" if command else f"{PROG}: {repeated}", file=sys.stderr)
+        raise SystemExit(2)
     try:
         if command is None:  # no command first: the top-level help, or tyro's report of what is wrong
             args = _parse_command_line(argv, defaults)
@@ -112,6 +116,26 @@ def main(argv: list[str] | None = None) -> int:
         if not explains_itself(error):
             raise
         return _report(command.name, error)
+
+
+#: Flags whose values are ``key value`` pairs, parsed into a dict (the last pair of a key wins).
+_MAPPING_FLAGS = ("--agent-models", "--agent_models")
+
+
+def _repeated_mapping_key(argv: list[str]) -> str | None:
+    """Why ``argv`` is refused when it gives one key of a mapping flag twice (tyro would keep the
+    last value without a word, as a config file's repeated key is refused), else None."""
+    for start, flag in enumerate(argv):
+        if flag not in _MAPPING_FLAGS:
+            continue
+        values: dict[str, str] = {}
+        pairs = argv[start + 1 :]
+        end = next((i for i, token in enumerate(pairs) if token.startswith("--")), len(pairs))
+        for key, value in zip(pairs[:end:2], pairs[1:end:2], strict=False):
+            if key in values:
+                return f"{flag} gives {key!r} twice ({values[key]!r}, then {value!r}): give each once"
+            values[key] = value
+    return None
 
 
 def _parse_command_line(argv: list[str], defaults: dict[str, Any]) -> Any:
