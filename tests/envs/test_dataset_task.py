@@ -281,7 +281,10 @@ def test_bad_construction_is_a_clear_error(
         (math.inf, "returned inf"),
         ("1.0", "returned '1.0'"),
         (None, "returned None"),
+        (10**400, "returned an int of 1329 bits"),  # past float's range: OverflowError in float()
+        (-(10**5000), "returned an int of 16610 bits"),  # and too long for repr() to show
     ],
+    ids=["nan", "inf", "text", "none", "huge-int", "huger-int"],
 )
 def test_a_reward_that_is_not_a_finite_number_names_the_reward_function(value: Any, shown: str) -> None:
     def team_score(replies: list[str], record: Mapping[str, Any]) -> Any:

@@ -272,7 +272,14 @@ class DatasetTaskEnv(TextParallelEnv):
                 f"the reward function {_name(self.reward_fn)} returned {value!r:.60} at turn {turn} "
                 f"(record {self._index}); it must return a finite number"
             )
-        reward = float(value)
+        try:
+            reward = float(value)
+        except OverflowError:  # an int past float's range (whose repr may be too long to show)
+            raise TaskFunctionError(
+                f"the reward function {_name(self.reward_fn)} returned an int of {int(value).bit_length()} "
+                f"bits at turn {turn} (record {self._index}), too large for a float; it must return a "
+                "finite number"
+            ) from None
         if not math.isfinite(reward):
             raise TaskFunctionError(
                 f"the reward function {_name(self.reward_fn)} returned {reward} at turn {turn} "
