@@ -6,6 +6,7 @@ import copy
 import math
 import numbers
 import os
+import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -274,11 +275,11 @@ class DatasetTaskEnv(TextParallelEnv):
             )
         try:
             reward = float(value)
-        except OverflowError:  # an int past float's range (whose repr may be too long to show)
+        except OverflowError:  # an int (or Fraction) past float's range, whose repr may be too long
             raise TaskFunctionError(
-                f"the reward function {_name(self.reward_fn)} returned an int of {int(value).bit_length()} "
-                f"bits at turn {turn} (record {self._index}), too large for a float; it must return a "
-                "finite number"
+                f"the reward function {_name(self.reward_fn)} returned a number too large for a float "
+                f"(beyond {sys.float_info.max:.3g} in size) at turn {turn} (record {self._index}); it must "
+                "return a finite number"
             ) from None
         if not math.isfinite(reward):
             raise TaskFunctionError(
