@@ -291,9 +291,18 @@ def test_a_model_without_a_chat_template_exits_with_one_line(
         ["-n", "0"],
         ["--seeds", "1", "1"],
         ["--success-threshold", "nan"],
+        ["--agent-models", "first", ""],
         [],
     ],
-    ids=["greedy-k", "pass-at-beyond-k", "no-tasks", "repeated-seed", "nan-threshold", "no-model"],
+    ids=[
+        "greedy-k",
+        "pass-at-beyond-k",
+        "no-tasks",
+        "repeated-seed",
+        "nan-threshold",
+        "empty-agent-model",
+        "no-model",
+    ],
 )
 def test_bad_settings_are_usage_errors(flags: list[str]) -> None:
     model = [] if not flags else ["--model", "tiny"]

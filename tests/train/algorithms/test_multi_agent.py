@@ -93,6 +93,12 @@ def test_dynamic_sampling_drops_flat_tasks_and_still_trains(tmp_path: Path) -> N
     ("changes", "error", "message"),
     [
         ({"agent_models": {"p0": "tiny"}}, ValueError, "needs policies='per_agent'"),
+        # An empty path would resolve to the current directory, which the user never named.
+        (
+            {"policies": "per_agent", "agent_models": {"p0": "tiny", "p1": ""}},
+            ValueError,
+            "agent_models gives agent 'p1' an empty model name or path",
+        ),
         ({"joint": "cross", "credit": "team"}, ValueError, "use credit='agent'"),
         ({"group_size": 1}, ValueError, "group_size must be at least 2"),
         ({"env_kwargs": "[1]"}, ValueError, "JSON object"),

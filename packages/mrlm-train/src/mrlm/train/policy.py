@@ -26,7 +26,7 @@ import difflib
 import importlib
 import os
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -134,6 +134,14 @@ def load_policy(config: ModelConfig, *, chat: bool = False, seed: int | None = N
     if config.lora_r > 0:
         model = _apply_lora(model, config, seed)
     return model, tokenizer
+
+
+def check_agent_models(agent_models: Mapping[str, object]) -> None:
+    """Raise ValueError naming the first agent of ``agent_models`` whose model is not a non-empty
+    name or path (an empty one would resolve to the current directory)."""
+    for agent, model in agent_models.items():
+        if not isinstance(model, str) or not model.strip():
+            raise ValueError(f"agent_models gives agent {agent!r} an empty model name or path ({model!r})")
 
 
 def looks_local(name: str) -> bool:

@@ -86,7 +86,7 @@ from mrlm.train.ops.credit import (
     turn_advantages,
 )
 from mrlm.train.ops.policy_loss import check_clip_range
-from mrlm.train.policy import ModelConfig, load_policy
+from mrlm.train.policy import ModelConfig, check_agent_models, load_policy
 from mrlm.train.rollout import Policy, RolloutEngine, Trajectory
 from mrlm.train.rollout.batch import RolloutBatch, collate, reward_tensor
 from mrlm.train.rollout.cross import too_many_joint_actions
@@ -229,6 +229,7 @@ class MultiAgentConfig:
             )
         if self.agent_models and self.policies != "per_agent":
             raise ValueError("agent_models gives each agent its own model: it needs policies='per_agent'")
+        check_agent_models(self.agent_models)
         if self.joint == "cross" and self.credit == "team":
             raise ValueError(
                 "joint='cross' credits each sample with its own agent's rewards over the joint actions it "

@@ -19,7 +19,7 @@ import tyro
 from mrlm.train.algorithms.onpolicy import parse_env_kwargs
 from mrlm.train.generation.base import check_sampling
 from mrlm.train.mixture import parse_mixture
-from mrlm.train.policy import Dtype
+from mrlm.train.policy import Dtype, check_agent_models
 from mrlm.train.setting_checks import check_counts
 from mrlm.train.task_seeds import EVAL_SEED_BASE
 
@@ -91,6 +91,7 @@ class PlayConfig:
         # tyro hands over tuples and dicts, YAML files lists: keep one type.
         self.seeds = tuple(int(seed) for seed in self.seeds)
         self.agent_models = dict(self.agent_models)
+        check_agent_models(self.agent_models)
         if self.num_episodes < 1 and not self.seeds:
             raise ValueError(f"num_episodes must be at least 1, got {self.num_episodes}")
         if min(self.seeds, default=0) < 0 or self.seed_start < 0:
