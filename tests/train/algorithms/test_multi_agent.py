@@ -117,6 +117,22 @@ def test_an_agent_the_env_lacks_is_named(tmp_path: Path) -> None:
         magrpo.train(config, env=lambda: Coordinate(num_agents=2))
 
 
+@pytest.mark.parametrize("policies", ["shared", "per_agent"])
+def test_final_holds_each_agents_model_by_name_even_for_an_only_agent(tmp_path: Path, policies: str) -> None:
+    from mrlm.envs import DatasetTaskEnv
+
+    def make_env() -> DatasetTaskEnv:
+        return DatasetTaskEnv([{"q": "a"}], formatters=[lambda r: r["q"]], reward=lambda replies, r: 1.0)
+
+    run = RunConfig(output_dir=str(tmp_path / "run"), max_steps=1, progress_bar=False)
+    final = magrpo.train(
+        _small(tmp_path / "run", policies=policies, prompts_per_step=1, run=run), env=make_env
+    )
+    held = final / "agent_0" if policies == "per_agent" else final  # as the docs say for each
+    assert (held / "config.json").is_file() and (held / "tokenizer.json").is_file()
+    assert (final / "agent_0").exists() is (policies == "per_agent")
+
+
 def test_a_single_agent_env_is_refused(tmp_path: Path) -> None:
     with pytest.raises(TypeError, match="use grpo or ppo"):
         magrpo.train(_small(tmp_path / "run", env_id="mrlm/Math-v0"))

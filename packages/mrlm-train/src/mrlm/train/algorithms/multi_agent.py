@@ -318,7 +318,8 @@ def train(config: MultiAgentConfig, estimator: Estimator, *, env: EnvFactory | N
                     }
                 )
         tokenizer = tokenizers[SHARED] if config.policies == "shared" else tokenizers
-        return session.save_final(tokenizer)
+        # final/<agent>/ for every agent with a model of its own, even an env's only agent.
+        return session.save_final(tokenizer, by_name=config.policies != "shared")
 
 
 def run_env(config: MultiAgentConfig, env: EnvFactory | None) -> EnvFactory:

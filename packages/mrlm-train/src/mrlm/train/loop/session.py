@@ -792,10 +792,11 @@ class TrainingSession:
     def _checkpoint_parts(self) -> dict[str, tuple[torch.nn.Module, torch.optim.Optimizer]]:
         return {name: (t.unwrapped, t.optimizer) for name, t in self._trained.items()}
 
-    def save_final(self, tokenizer: Any | Mapping[str, Any] | None = None) -> Path:
+    def save_final(self, tokenizer: Any | Mapping[str, Any] | None = None, *, by_name: bool = False) -> Path:
         """Write the trained models (and tokenizer) with ``save_pretrained``; return ``output_dir/final``.
 
-        One trainable model goes to ``final/`` itself; several go each to ``final/<name>/``, the
+        One trainable model goes to ``final/`` itself (to ``final/<name>/`` with ``by_name``, as a run
+        with one model per agent writes even its only agent's); several go each to ``final/<name>/``, the
         tokenizer beside each (or each model's own, given as a mapping by model name). Every directory loads with plain transformers (the class its config
         names: ``AutoModelForCausalLM`` for a policy, ``AutoModelForTokenClassification`` for a
         value model of :mod:`mrlm.train.value`), or with peft for adapters. Under FSDP the full
@@ -810,7 +811,7 @@ class TrainingSession:
         if self.is_main_process:
             temporary = self.output_dir / f"{ckpt.TEMP_PREFIX}{FINAL_DIR}"
             remove_tree(temporary)
-            several = len(self._trained) > 1
+            several = by_name or len(self._trained) > 1
             for name, trained in self._trained.items():
                 model: Any = trained.unwrapped
                 if not hasattr(model, "save_pretrained"):
