@@ -58,6 +58,12 @@ def test_unknown_hub_id_offline_says_where_it_looked() -> None:
 
 def test_a_directory_whose_files_load_no_tokenizer_names_it(tmp_path: Path) -> None:
     (tmp_path / "config.json").write_text("{}")
+    # No tokenizer file at all: said before transformers would build an empty tokenizer.
+    with pytest.raises(ModelNotFoundError, match="has no tokenizer") as caught:
+        load_policy(ModelConfig(name_or_path=str(tmp_path)))
+    assert repr(str(tmp_path)) in str(caught.value)
+    # Tokenizer files that name no tokenizer transformers can build.
+    (tmp_path / "tokenizer_config.json").write_text("{}")
     with pytest.raises(ModelNotFoundError, match="holds no model that loads: ValueError: ") as caught:
         load_policy(ModelConfig(name_or_path=str(tmp_path)))
     assert repr(str(tmp_path)) in str(caught.value)
