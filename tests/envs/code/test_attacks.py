@@ -228,6 +228,54 @@ def test_shadowing_builtins_that_the_tests_use_does_not_reach_the_tests(make_env
         assert (info["outcome"], reward) == ("failed", 0.0), cheat
 
 
+# A reply whose top level answers the judge's request to load it by itself, over the pipe the harness
+# gave it, naming what it likes: here ``__builtins__``, a table whose abs, all, isinstance, sorted
+# and __import__ are its own (the real ones it leaves cross back as handles to its own builtins).
+_FORGED_LOAD = """
+import sys, builtins as real
+harness = sys.modules.get("mrlm.envs.code._harness") or sys.modules["__main__"]
+overrides = {"abs": lambda *a: 0, "all": lambda *a: True, "isinstance": lambda *a: True,
+             "sorted": lambda *a, **k: [1, 2, 3], "len": lambda *a: 1}
+peer = harness._Peer(3, 4, harness._SOLUTION_OPERATIONS, harness._Borrowed, judge=False)
+out = peer.out()
+table = {name: overrides.get(name, getattr(real, name)) for name in dir(real)}
+names = [["sort3", harness._encode(sort3, out)], ["__builtins__", harness._encode(table, out)]]
+names += [["not a name", 1], ["__name__", "__main__"]]
+harness._send(4, ["ok", names, []], out.attachments)
+while True:  # then answers the tests' requests itself
+    try:
+        request, attachments = harness._receive(3)
+    except BaseException:
+        import os
+        os._exit(0)
+    peer.incoming = harness._In(peer._resolve, attachments, from_trusted=True)
+    peer.serve(request)
+"""
+
+
+def test_a_load_answered_by_the_solution_itself_cannot_replace_the_tests_builtins(make_env: Any) -> None:
+    task = CodeTask(
+        "sort3",
+        "sort3",
+        "",
+        'def sort3(values: list) -> list:\n    """Sorted copy."""\n',
+        "import math\n",
+        (
+            TestStep("assert sorted(sort3([3, 1, 2])) == [1, 2, 3]"),
+            TestStep("assert len(sort3([1])) == 1"),
+            TestStep("assert abs(math.fsum(sort3([2.5])) - 2.5) < 1e-9"),
+            TestStep("assert all([sort3([1]) == [1]]) and isinstance(sort3([1]), tuple)"),
+            TestStep("assert __name__ == 'solution_tests'"),  # the tests' own module name, too
+        ),
+    )
+    env = make_env(records=[task])
+    env.reset(seed=0)
+    _, reward, _, _, info = env.step(fenced("def sort3(values):\n    return []\n" + _FORGED_LOAD))
+    # Only the last test passes, as it does for the honest wrong reply.
+    assert [result["passed"] for result in info["results"]] == [False, False, False, False, True], info
+    assert (info["outcome"], reward) == ("failed", pytest.approx(0.2))
+
+
 # Values that claim to be right: each reply below computes nothing and would pass some or all of the
 # tests if the tests' comparisons, asserted values and arithmetic trusted the values' own methods.
 

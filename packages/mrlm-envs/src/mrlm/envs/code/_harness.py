@@ -1397,10 +1397,12 @@ def _evaluate(payload: dict[str, Any], peer: _Peer, limit: int) -> dict[str, Any
         missing = f"NameError: the code does not define {entry_point!r}"
         return {"stage": "tests", "results": [[False, missing, False, None]] * counted}
 
-    tests: dict[str, Any] = {"__name__": "solution_tests", "__builtins__": builtins}
+    tests: dict[str, Any] = {}
     for name, value in names.items():
         if name not in vars(builtins) or name == entry_point:  # the tests keep their builtins
             tests[name] = value
+    # Set last, whatever came from the solution: the tests' own module name and builtins.
+    tests["__name__"], tests["__builtins__"] = "solution_tests", builtins
     tests["candidate"] = names[entry_point]
 
     # After a set-up step fails or any step runs out of time, the remaining tests are not run;
@@ -1441,11 +1443,18 @@ def _precompiled(payload: dict[str, Any]) -> list[Any] | None:
 
 
 def _names(peer: _Peer, entries: list[Any]) -> dict[str, Any]:
-    """The solution's top-level names and their values (or stand-ins)."""
+    """The solution's top-level names and their values (or stand-ins).
+
+    Only names the solution's loader sends: identifiers that do not start with ``__``. Anything
+    else comes from a solution that answered the load itself, and a name such as ``__builtins__``
+    would replace what the tests' own code looks up (``abs``, ``sorted``, ``__build_class__``).
+    """
     names = {}
     for entry in entries:
         if type(entry) is list and len(entry) == 2 and type(entry[0]) is str:
-            names[entry[0]] = peer._decoded(entry[1])
+            name = entry[0]
+            if name.isidentifier() and not name.startswith("__"):
+                names[name] = peer._decoded(entry[1])
     return names
 
 
