@@ -317,6 +317,10 @@ SQUARE = CodeTask(
         TestStep("assert abs(square(1.5) - 2.25) < 1e-9"),
         TestStep("assert not abs(square(2.0) - 4.0) > 1e-9"),
         TestStep("assert not square(5) < 25 and not square(5) > 25"),
+        # Through a conversion the judge's code makes: float(), math.fabs(), the parts of a complex.
+        TestStep("assert not abs(float(square(2.0)) - 4.0) > 1e-9"),
+        TestStep("import math\nassert not math.fabs(square(3) - 9) > 1e-9"),
+        TestStep("assert not abs(complex(square(2)).real - 4) > 1e-9"),
     ),
 )
 #: A task of truths, asserted without comparison.
@@ -403,6 +407,11 @@ def test_values_that_claim_equality_gain_nothing(
         "Anything()",
         "Lyingfloat(0.0)",
         "float('nan')",
+        # NaNs of other types: abs() of a complex with a NaN part, float() of a NaN Decimal would
+        # be plain NaNs, which compare False and so pass ``not ... > tolerance``.
+        "complex(float('nan'), 0.0)",
+        "complex(4.0, float('nan'))",
+        "__import__('decimal').Decimal('NaN')",
     ],
 )
 def test_numbers_that_claim_to_be_right_fail_every_kind_of_comparison(make_env: Any, value: str) -> None:

@@ -464,8 +464,10 @@ def _decode(data: Any, into: _In, depth: int = 0) -> Any:
     if tag == "bytearray":
         return bytearray.fromhex(_string(raw))
     if tag == "complex":
-        real, imag = _listed(raw, 2)
-        return complex(_number(real), _number(imag))  # NaN parts stay plain: complex has no order
+        real, imag = (_number(part) for part in _listed(raw, 2))
+        if real != real or imag != imag:  # abs() of it would be a plain NaN
+            return into.resolve("nan-complex", [real, imag])
+        return complex(real, imag)
     if tag == "range":
         return range(*(_integer(item) for item in _listed(raw, 3)))
     if tag == "Fraction":
@@ -476,7 +478,9 @@ def _decode(data: Any, into: _In, depth: int = 0) -> Any:
     if tag == "Decimal":
         import decimal
 
-        return decimal.Decimal(_string(raw))
+        number = decimal.Decimal(_string(raw))
+        # In the judge, a NaN is a NaN whatever its type: float() or math.fabs() of it is plain.
+        return into.resolve("nan-decimal", number) if number.is_nan() else number
     if tag in ("date", "time", "datetime", "timedelta"):
         import datetime
 
@@ -694,12 +698,14 @@ class _Peer:
             return {"$": "r", "v": object.__getattribute__(value, "_handle")}
         if type(value) is SolutionNaN:
             return math.nan
+        if type(value) is SolutionComplexNaN:
+            return {"$": "complex", "v": [value.parts()[0], value.parts()[1]]}
         copied = _as_base_value(value)
         return self.export(value) if copied is None else _encode(copied, out, depth)
 
     def _resolve(self, tag: str, data: Any) -> Any:
-        if tag == "nan":
-            return SolutionNaN(data) if self.judge else data
+        if tag in _NAN_TAGS:
+            return _solution_nan(tag, data) if self.judge else _plain_nan(tag, data)
         if tag == "m":
             return _CLASS_METHOD if data.get("v") == 1 else _METHOD
         handle = data.get("v")
@@ -864,9 +870,24 @@ class _Peer:
 
 
 def _no_references(tag: str, data: Any) -> Any:
-    if tag == "nan":
-        return data
+    if tag in _NAN_TAGS:
+        return _plain_nan(tag, data)
     raise ValueError("an exception's arguments hold no objects")
+
+
+#: The tags :func:`_decode` resolves a NaN with: a float's, a complex number's with a NaN part
+#: (data: ``[real, imag]``), a Decimal's (data: the Decimal).
+_NAN_TAGS = frozenset({"nan", "nan-complex", "nan-decimal"})
+
+
+def _plain_nan(tag: str, data: Any) -> Any:
+    """The NaN value as it was sent (in the solution's process, or in an exception's arguments)."""
+    return complex(*data) if tag == "nan-complex" else data
+
+
+def _solution_nan(tag: str, data: Any) -> Any:
+    """A NaN of the solution's, in the judge: one that passes no comparison and takes no arithmetic."""
+    return SolutionComplexNaN(*data) if tag == "nan-complex" else SolutionNaN()
 
 
 def _exception_fields(error: BaseException) -> list[Any]:
@@ -919,6 +940,45 @@ class SolutionNaN(float):
     __truediv__ = __rtruediv__ = __floordiv__ = __rfloordiv__ = _refused
     __mod__ = __rmod__ = __pow__ = __rpow__ = __abs__ = __neg__ = __pos__ = _refused
     __round__ = __int__ = __trunc__ = __floor__ = __ceil__ = _refused
+    # float() and complex() of it would be a plain NaN (math.isnan reads the value, not these).
+    __float__ = __complex__ = _refused
+
+
+class SolutionComplexNaN(complex):
+    """A complex number with a NaN part that the solution computed, in the judge: as
+    :class:`SolutionNaN`, it equals nothing and takes no arithmetic, and its ``abs()`` and its
+    NaN parts are :class:`SolutionNaN`, so that ``not abs(f(x) - y) > tolerance`` fails."""
+
+    def __eq__(self, other: object) -> bool:
+        return False
+
+    def __ne__(self, other: object) -> bool:
+        return True
+
+    __hash__ = complex.__hash__
+
+    def parts(self) -> tuple[float, float]:
+        """The real and imaginary parts as plain floats (for sending back)."""
+        return complex.real.__get__(self), complex.imag.__get__(self)
+
+    @property
+    def real(self) -> float:
+        part = self.parts()[0]
+        return SolutionNaN() if part != part else part
+
+    @property
+    def imag(self) -> float:
+        part = self.parts()[1]
+        return SolutionNaN() if part != part else part
+
+    def __abs__(self) -> float:
+        return SolutionNaN()
+
+    def _refused(self, *args: Any) -> Any:
+        raise ValueError("a NaN returned by the solution has no arithmetic")
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _refused
+    __truediv__ = __rtruediv__ = __pow__ = __rpow__ = __neg__ = __pos__ = __complex__ = _refused
 
 
 # -- The solution's process ----------------------------------------------------------------------
