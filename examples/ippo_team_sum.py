@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 
 from mrlm.train.algorithms.ippo import IPPOConfig, train
 from mrlm.train.loop import OptimConfig, RunConfig
-from mrlm.train.loop.fsio import remove_tree
+from mrlm.train.loop.errors import OutputDirError
+from mrlm.train.loop.output_dir import fresh_dir
 from mrlm.train.policy import ModelConfig
 from mrlm.train.quickstart import DEMO_SEED_BASE, EVAL_SEED_BASE, QuickstartConfig, sft_warmup
 from mrlm.train.quickstart_team import (
@@ -57,9 +57,11 @@ def main() -> None:
     parser.add_argument("--output-dir", default="runs/ippo_team_sum")
     args = parser.parse_args()
 
-    out = Path(args.output_dir)
-    remove_tree(out)
-    out.mkdir(parents=True)
+    # A rerun starts afresh; a directory holding anything this script did not write is refused.
+    try:
+        out = fresh_dir(args.output_dir, "ippo_team_sum.py")
+    except OutputDirError as error:
+        parser.error(str(error))
     settings = QuickstartConfig(output_dir=str(out), progress_bar=False)
     tokenizer = build_tiny_tokenizer()
     initial = save_tiny(out / "initial", build_tiny_model(tokenizer, seed=settings.seed), tokenizer)

@@ -28,7 +28,8 @@ from pathlib import Path
 from mrlm.train.algorithms.ppo import PPOConfig, train
 from mrlm.train.generation import HFGenerator, SamplingParams
 from mrlm.train.loop import OptimConfig, RunConfig
-from mrlm.train.loop.fsio import remove_tree
+from mrlm.train.loop.errors import OutputDirError
+from mrlm.train.loop.output_dir import fresh_dir
 from mrlm.train.policy import ModelConfig, load_policy
 from mrlm.train.rollout import RolloutEngine
 
@@ -68,11 +69,14 @@ def main() -> None:
     parser.add_argument("--output-dir", default="runs/ppo_code")
     args = parser.parse_args()
 
-    out = Path(args.output_dir)
-    # A run refuses a directory holding an earlier run's checkpoints: a rerun starts afresh.
-    for name in ("checkpoints", "final"):
-        remove_tree(out / name)
-    (out / "metrics.jsonl").unlink(missing_ok=True)
+    for name in ("steps", "prompts_per_step"):
+        if getattr(args, name) < 1:
+            parser.error(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
+    # A rerun starts afresh; a directory holding anything this script did not write is refused.
+    try:
+        out = fresh_dir(args.output_dir, "ppo_code.py")
+    except OutputDirError as error:
+        parser.error(str(error))
 
     config = PPOConfig(
         env_id=ENV_ID,

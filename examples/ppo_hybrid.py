@@ -39,7 +39,8 @@ from typing import Any
 from mrlm.train.algorithms import ppo, sft
 from mrlm.train.generation import HFGenerator, SamplingParams
 from mrlm.train.loop import OptimConfig, RunConfig
-from mrlm.train.loop.fsio import remove_tree
+from mrlm.train.loop.errors import OutputDirError
+from mrlm.train.loop.output_dir import fresh_dir
 from mrlm.train.policy import ModelConfig, load_policy
 from mrlm.train.quickstart import ENV_ID, easy_problems, evaluate, write_demonstrations
 from mrlm.train.rollout import RolloutEngine, save_jsonl
@@ -76,11 +77,11 @@ def main() -> None:
     args = parser.parse_args()
 
     started = time.perf_counter()
-    out = Path(args.output_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    # Runs refuse a directory holding an earlier run's checkpoints: a rerun starts afresh.
-    for name in ("initial", "warm", "rft", "ppo"):
-        remove_tree(out / name)
+    # A rerun starts afresh; a directory holding anything this script did not write is refused.
+    try:
+        out = fresh_dir(args.output_dir, "ppo_hybrid.py")
+    except OutputDirError as error:
+        parser.error(str(error))
     problems = easy_problems(seed=0)
     (out / "problems.jsonl").write_text("".join(json.dumps(p) + "\n" for p in problems))
     env_kwargs = {"records": str(out / "problems.jsonl")}

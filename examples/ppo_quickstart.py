@@ -18,11 +18,11 @@ from __future__ import annotations
 import argparse
 import json
 import math
-from pathlib import Path
 
 from mrlm.train.algorithms.ppo import PPOConfig, train
 from mrlm.train.loop import OptimConfig, RunConfig
-from mrlm.train.loop.fsio import remove_tree
+from mrlm.train.loop.errors import OutputDirError
+from mrlm.train.loop.output_dir import fresh_dir
 
 
 def main() -> None:
@@ -33,11 +33,13 @@ def main() -> None:
     parser.add_argument("--output-dir", default="runs/ppo_quickstart")
     args = parser.parse_args()
 
-    out = Path(args.output_dir)
-    # A run refuses a directory holding an earlier run's checkpoints: a rerun starts afresh.
-    for name in ("checkpoints", "final"):
-        remove_tree(out / name)
-    (out / "metrics.jsonl").unlink(missing_ok=True)
+    if args.steps < 1:
+        parser.error(f"--steps must be at least 1, got {args.steps}")
+    # A rerun starts afresh; a directory holding anything this script did not write is refused.
+    try:
+        out = fresh_dir(args.output_dir, "ppo_quickstart.py")
+    except OutputDirError as error:
+        parser.error(str(error))
 
     config = PPOConfig(
         env_id="mrlm/Math-v0",

@@ -41,7 +41,8 @@ from mrlm.envs.tools import ToolUseEnv
 from mrlm.envs.tools.reference import ReferenceAgent
 from mrlm.train.algorithms import ppo, sft
 from mrlm.train.loop import OptimConfig, RunConfig
-from mrlm.train.loop.fsio import remove_tree
+from mrlm.train.loop.errors import OutputDirError
+from mrlm.train.loop.output_dir import fresh_dir
 from mrlm.train.policy import ModelConfig
 
 ENV_ID = "mrlm/ToolUse-v0"
@@ -104,11 +105,14 @@ def main() -> None:
     parser.add_argument("--output-dir", default="runs/ppo_tool_use")
     args = parser.parse_args()
 
-    out = Path(args.output_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    # Runs refuse a directory holding an earlier run's checkpoints: a rerun starts afresh.
-    for name in ("warm", "ppo"):
-        remove_tree(out / name)
+    for name in ("steps", "prompts_per_step"):
+        if getattr(args, name) < 1:
+            parser.error(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
+    # A rerun starts afresh; a directory holding anything this script did not write is refused.
+    try:
+        out = fresh_dir(args.output_dir, "ppo_tool_use.py")
+    except OutputDirError as error:
+        parser.error(str(error))
 
     model = "tiny"
     if args.warmup_steps > 0:

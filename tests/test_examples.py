@@ -182,3 +182,25 @@ def test_ppo_math_config_trains(tmp_path: Path) -> None:
     assert [row["step"] for row in rows] == [1, 2]
     assert (out / "final" / "config.json").is_file()
     assert (out / "final" / "value_head.safetensors").is_file()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "name", ["ppo_quickstart.py", "ppo_code.py", "ppo_hybrid.py", "ppo_tool_use.py", "ippo_team_sum.py"]
+)
+def test_an_example_refuses_an_output_dir_holding_files_it_did_not_write(name: str, tmp_path: Path) -> None:
+    # These empty their --output-dir on every run: a mistyped one must not lose a user's files.
+    mine = tmp_path / "work" / "thesis.tex"
+    mine.parent.mkdir()
+    mine.write_text("years of work")
+    result = subprocess.run(
+        [sys.executable, str(EXAMPLES / name), "--output-dir", str(mine.parent)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+        check=False,
+    )
+    assert result.returncode == 2, result.stderr[-2000:]
+    assert "holds files that no earlier run of" in result.stderr and "Traceback" not in result.stderr
+    assert mine.read_text() == "years of work"

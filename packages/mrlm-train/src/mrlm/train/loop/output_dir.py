@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -106,3 +107,36 @@ def _refusal_of_new_files(directory: Path) -> str | None:
             return None
     except OSError as error:
         return error.strerror or str(error)
+
+
+#: The file :func:`fresh_dir` leaves in a directory it made: it names the script that owns it.
+FRESH_MARK = ".mrlm-fresh"
+
+
+def fresh_dir(path: str | Path, owner: str) -> Path:
+    """An empty directory at ``path`` for a script (``owner``, e.g. an example) that starts afresh
+    on every run, marked as ``owner``'s; return it.
+
+    What is at ``path`` is deleted only when it is ``owner``'s own from an earlier run (it holds the
+    mark with ``owner``'s name) or an empty directory. Anything else is refused: a mistyped
+    ``--output-dir`` (``.``, ``~``, a project) must never lose a user's files.
+
+    Raises:
+        OutputDirError: ``path`` is a file, or a directory holding files another owner (or a
+            person) put there; nothing is deleted.
+    """
+    directory = Path(path).expanduser()
+    if os.path.lexists(directory):
+        if not directory.is_dir() or directory.is_symlink():
+            raise OutputDirError(f"{str(directory)!r} is not a directory {owner} made: give another one")
+        mark = directory / FRESH_MARK
+        ours = mark.is_file() and mark.read_text(encoding="utf-8", errors="replace") == owner
+        if not ours and any(directory.iterdir()):
+            raise OutputDirError(
+                f"{str(directory)!r} holds files that no earlier run of {owner} wrote, and {owner} "
+                "empties its directory on every run: give another directory, or empty it yourself"
+            )
+        shutil.rmtree(directory)
+    directory.mkdir(parents=True)
+    (directory / FRESH_MARK).write_text(owner, encoding="utf-8")
+    return directory
