@@ -48,6 +48,17 @@ def test_bad_mixtures_are_refused_with_the_reason(text: str, message: str) -> No
         parse_mixture(text)
 
 
+def test_weights_near_floats_limit_draw_as_their_ratios() -> None:
+    # Each finite, their sum is not: every task went to the last env.
+    entries = [MixtureEntry("a", 1e308), MixtureEntry("b", 1e308), MixtureEntry("c", 0.5e308)]
+    mixture = EnvMixture(entries, seed=0)
+    counts = [0, 0, 0]
+    for seed in range(5000):
+        counts[mixture.choose(seed)] += 1
+    assert counts[0] == pytest.approx(2000, rel=0.1) and counts[1] == pytest.approx(2000, rel=0.1)
+    assert counts[2] == pytest.approx(1000, rel=0.15)
+
+
 def test_draws_follow_the_weights_and_depend_only_on_the_seeds() -> None:
     entries = [MixtureEntry("a", 3.0), MixtureEntry("b", 0.0), MixtureEntry("c", 1.0)]
     mixture = EnvMixture(entries, seed=5)

@@ -98,10 +98,13 @@ class EnvMixture:
             raise ValueError("an env mixture needs at least one env")
         self.entries = list(entries)
         self.seed = seed
-        total = sum(entry.weight for entry in self.entries)
+        # Scaled by the largest first: finite weights near float's limit would sum to inf.
+        largest = max(entry.weight for entry in self.entries)
+        scaled = [entry.weight / largest for entry in self.entries] if largest > 0 else []
+        total = sum(scaled)
         running, self._bounds = 0.0, []
-        for entry in self.entries:
-            running += entry.weight / total
+        for weight in scaled:
+            running += weight / total
             self._bounds.append(running)
 
     def choose(self, task_seed: int) -> int:
