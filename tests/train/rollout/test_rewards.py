@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 import numpy as np
@@ -82,3 +83,66 @@ def test_float32_range_nan_and_infinity_pass_through() -> None:
     rewards = reward_tensor([_trajectory(largest), _trajectory(math.nan), _trajectory(-math.inf)])
     assert rewards.dtype == torch.float32
     assert float(rewards[0]) == largest and math.isnan(rewards[1]) and rewards[2] == -math.inf
+
+
+class _Returns(EchoEnv):
+    """EchoEnv whose reset and step return what ``odd`` says instead of the API's tuples."""
+
+    def __init__(self, odd: str) -> None:
+        super().__init__()
+        self.odd = odd
+
+    def reset(self, *, seed: int | None = None, options: Any = None) -> Any:
+        observation, info = super().reset(seed=seed, options=options)
+        return {"bare": observation, "no-info": (observation, None)}.get(self.odd, (observation, info))
+
+    def step(self, action: str) -> Any:
+        observation, reward, _, truncated, info = super().step(action)
+        odd = {
+            "old-gym-step": (observation, reward, True, info),
+            "step-info": (observation, reward, True, truncated, None),
+            "yes": (observation, reward, "yes", truncated, info),
+        }
+        return odd.get(self.odd, (observation, reward, True, truncated, info))
+
+
+@pytest.mark.parametrize(
+    ("odd", "message"),
+    [
+        ("bare", "reset returned str; it must return (observation, info)"),
+        ("no-info", "the info of reset is a NoneType, not a dict"),
+        (
+            "old-gym-step",
+            "step returned a tuple of 4; it must return (observation, reward, terminated, truncated, info)",
+        ),
+        ("step-info", "the info of step is a NoneType, not a dict"),
+        ("yes", "terminated is 'yes', not a bool"),  # bool("yes") would end the episode
+    ],
+)
+def test_an_env_of_another_api_shape_is_named(tokenizer: Any, odd: str, message: str) -> None:
+    engine = RolloutEngine(
+        lambda: _Returns(odd),
+        ScriptedGenerator(tokenizer),
+        tokenizer,
+        SamplingParams(max_new_tokens=16),
+        env_id="test/Odd-v0",
+    )
+    with engine, pytest.raises(EnvOutputError) as raised:
+        engine.collect([1])
+    assert str(raised.value) == f"env 'test/Odd-v0': {message}"
+
+
+@pytest.mark.parametrize(("odd", "shape"), [("bare", "str"), ("no-info", "(str, NoneType)")])
+def test_a_training_command_names_a_reset_of_another_shape_before_any_model_loads(
+    odd: str, shape: str
+) -> None:
+    from mrlm.train.evaluation.play import EnvFailedError
+    from mrlm.train.rollout.envs import started_env
+
+    with (
+        pytest.raises(
+            EnvFailedError, match=rf"reset returned {re.escape(shape)}; it must return \(observation, info\)"
+        ),
+        started_env(lambda: _Returns(odd), "test/Odd-v0", seed=0),
+    ):
+        pass

@@ -87,8 +87,7 @@ def started_env(make_env: EnvFactory, label: str, seed: int) -> Iterator[Any]:
         raise EnvFailedError(f"env {label!r} could not be built: {type(error).__name__}: {error}") from error
     try:
         try:
-            kind_of(env)
-            env.reset(seed=seed)
+            _check_reset(kind_of(env), env.reset(seed=seed))
         except Exception as error:
             raise EnvFailedError(
                 f"env {label!r} failed at reset(seed={seed}): {type(error).__name__}: {error}"
@@ -96,6 +95,26 @@ def started_env(make_env: EnvFactory, label: str, seed: int) -> Iterator[Any]:
         yield env
     finally:
         env.close()
+
+
+def _check_reset(kind: EnvKind, returned: object) -> None:
+    """Raise EnvOutputError unless ``returned``, what reset returned, has the shape of ``kind``'s
+    API: ``(observation, info)``, ``(observations, infos)`` as dicts, or nothing (AEC). An env of
+    the old Gym API returns a bare observation, which would fail only in the first rollout."""
+    from mrlm.train.rollout.errors import EnvOutputError
+
+    if kind == "aec":
+        return
+    names = "(observation, info)" if kind == "gymnasium" else "(observations, infos), both dicts"
+    if isinstance(returned, tuple) and len(returned) == 2:
+        first, info = returned
+        if isinstance(info, Mapping) and (kind == "gymnasium" or isinstance(first, Mapping)):
+            return
+    if isinstance(returned, tuple):
+        shape = "(" + ", ".join(type(part).__name__ for part in returned[:6]) + ")"
+    else:
+        shape = type(returned).__name__
+    raise EnvOutputError(f"reset returned {shape}; it must return {names}")
 
 
 def kind_of(env: object) -> EnvKind:

@@ -21,7 +21,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from mrlm.train.rollout.envs import env_name, kind_of, observation_text, reward_value
+from mrlm.train.rollout.errors import EnvOutputError
 
 Agent = str | None
 """An agent's name; None is the one agent of a Gymnasium env."""
@@ -76,6 +79,30 @@ class RoundEnv(abc.ABC):
     def reward(self, value: object) -> float:
         return reward_value(value, self.env_id)
 
+    def parts(self, value: object, call: str, names: tuple[str, ...]) -> tuple[Any, ...]:
+        """``value``, what ``call`` returned, as the tuple of ``names`` the API defines, or
+        :class:`EnvOutputError` naming the env and the shape it must have (an env of the old Gym
+        API returns a bare observation from reset and four values from step)."""
+        if not isinstance(value, tuple) or len(value) != len(names):
+            shape = f"a tuple of {len(value)}" if isinstance(value, tuple) else type(value).__name__
+            raise EnvOutputError(
+                f"env {self.env_id!r}: {call} returned {shape}; it must return ({', '.join(names)})"
+            )
+        return value
+
+    def mapping(self, value: object, what: str) -> Mapping[Any, Any]:
+        """``value`` when it is a mapping (an info, or one value per agent), else EnvOutputError."""
+        if not isinstance(value, Mapping):
+            raise EnvOutputError(f"env {self.env_id!r}: {what} is a {type(value).__name__}, not a dict")
+        return value
+
+    def flag(self, value: object, what: str) -> bool:
+        """``value`` as a bool when it is one (numpy's, or an int 0 or 1, too), else EnvOutputError:
+        "yes" is true to bool(), and would end an episode the env did not end."""
+        if isinstance(value, bool | np.bool_) or (isinstance(value, int | np.integer) and value in (0, 1)):
+            return bool(value)
+        raise EnvOutputError(f"env {self.env_id!r}: {what} is {value!r:.40}, not a bool")
+
 
 class GymRounds(RoundEnv):
     """A Gymnasium env: the agent ``None``, one step per round."""
@@ -86,9 +113,9 @@ class GymRounds(RoundEnv):
         self._observation = ""
 
     def reset(self, seed: int) -> tuple[dict[Agent, str], dict[Agent, dict[str, Any]]]:
-        observation, info = self.env.reset(seed=seed)
+        observation, info = self.parts(self.env.reset(seed=seed), "reset", ("observation", "info"))
         self._observation, self._live = self.text(observation), True
-        return {None: self._observation}, {None: dict(info)}
+        return {None: self._observation}, {None: dict(self.mapping(info, "the info of reset"))}
 
     @property
     def agents(self) -> list[Agent]:
@@ -98,11 +125,16 @@ class GymRounds(RoundEnv):
         return {None: self._observation}
 
     def play(self, actions: Mapping[Agent, str]) -> dict[Agent, AgentResult]:
-        observation, reward, terminated, truncated, info = self.env.step(actions[None])
+        names = ("observation", "reward", "terminated", "truncated", "info")
+        observation, reward, terminated, truncated, info = self.parts(
+            self.env.step(actions[None]), "step", names
+        )
         text = self.text(observation)
         value = self.reward(reward)
+        terminated, truncated = self.flag(terminated, "terminated"), self.flag(truncated, "truncated")
+        info = dict(self.mapping(info, "the info of step"))
         self._observation, self._live = text, not (terminated or truncated)
-        return {None: AgentResult(value, dict(info), bool(terminated), bool(truncated), text)}
+        return {None: AgentResult(value, info, terminated, truncated, text)}
 
 
 class ParallelRounds(RoundEnv):
@@ -113,7 +145,9 @@ class ParallelRounds(RoundEnv):
         self._observations: dict[Agent, str] = {}
 
     def reset(self, seed: int) -> tuple[dict[Agent, str], dict[Agent, dict[str, Any]]]:
-        observations, infos = self.env.reset(seed=seed)
+        observations, infos = self.parts(self.env.reset(seed=seed), "reset", ("observations", "infos"))
+        observations = self.mapping(observations, "the observations of reset")
+        infos = self.mapping(infos, "the infos of reset")
         self._observations = {agent: self.text(value) for agent, value in observations.items()}
         return dict(self._observations), {agent: dict(infos.get(agent, {})) for agent in self.agents}
 
@@ -125,15 +159,19 @@ class ParallelRounds(RoundEnv):
         return {agent: self._observations[agent] for agent in self.agents}
 
     def play(self, actions: Mapping[Agent, str]) -> dict[Agent, AgentResult]:
-        observations, rewards, terminations, truncations, infos = self.env.step(dict(actions))
+        names = ("observations", "rewards", "terminations", "truncations", "infos")
+        returned = self.parts(self.env.step(dict(actions)), "step", names)
+        observations, rewards, terminations, truncations, infos = (
+            self.mapping(value, f"the {name} of step") for value, name in zip(returned, names, strict=True)
+        )
         for agent, value in observations.items():
             self._observations[agent] = self.text(value)
         return {
             agent: AgentResult(
                 reward=self.reward(rewards.get(agent, 0.0)),
-                info=dict(infos.get(agent, {})),
-                terminated=bool(terminations.get(agent, False)),
-                truncated=bool(truncations.get(agent, False)),
+                info=dict(self.mapping(infos.get(agent, {}), f"the info of {agent!r}")),
+                terminated=self.flag(terminations.get(agent, False), f"the termination of {agent!r}"),
+                truncated=self.flag(truncations.get(agent, False), f"the truncation of {agent!r}"),
                 observation=self._observations.get(agent),
             )
             for agent in actions
