@@ -27,18 +27,23 @@ import argparse
 import json
 import math
 import os
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from mrlm.envs import EnvArgumentError, UnknownEnvError
+from mrlm.envs.remote.errors import RemoteEnvError
 from mrlm.train.integrations.trl import env_dataset, env_factory, env_reward
 
+PROG = Path(__file__).name  # errors are named after the script, however it was started
 
-def make_trainer(args: argparse.Namespace, mode: str, output_dir: Path) -> Any:
-    """A GRPOTrainer on the env, scoring by ``env_reward`` or running ``env_factory``'s tool."""
+
+def make_trainer(args: argparse.Namespace, mode: str, output_dir: Path, dataset: Any) -> Any:
+    """A GRPOTrainer on the env's ``dataset``, scoring by ``env_reward`` or running ``env_factory``'s tool."""
     from transformers import PrinterCallback
     from trl import GRPOConfig, GRPOTrainer
 
-    env_kwargs: dict[str, Any] = json.loads(args.env_kwargs)
+    env_kwargs: dict[str, Any] = args.env_kwargs
     model: Any = args.model
     tokenizer: Any = None  # TRL loads the model's own
     if args.model == "tiny":
@@ -62,7 +67,6 @@ def make_trainer(args: argparse.Namespace, mode: str, output_dir: Path) -> Any:
         seed=args.seed,
         disable_tqdm=True,
     )
-    dataset = env_dataset(args.env, range(args.tasks), env_kwargs)
     print(f"[{mode}] {len(dataset)} tasks; seed 0 asks: {dataset[0]['prompt'][-1]['content']!r}")
     if mode == "reward":
         trainer = GRPOTrainer(
@@ -95,32 +99,78 @@ def report(trainer: Any, mode: str) -> dict[str, float]:
     return {"reward": last["reward"], "loss": last["loss"]}
 
 
-def main() -> None:
+def json_object(text: str) -> dict[str, Any]:
+    """``--env-kwargs``: a JSON object, the env's keyword arguments."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise argparse.ArgumentTypeError(
+            f"not JSON ({error.msg}): {text!r}; write an object such as '{{\"level\": 1}}'"
+        ) from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError(
+            f"must be a JSON object of the env's arguments, got a {type(value).__name__}: {text!r}"
+        )
+    return value
+
+
+def at_least(minimum: int) -> Callable[[str], int]:
+    """An argparse ``type``: an integer of at least ``minimum``."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
+        return value
+
+    return parse
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """The command line; a bad flag value exits with argparse's one-line error (status 2)."""
     parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--mode", choices=("reward", "tools", "both"), default="both")
     parser.add_argument("--env", default="mrlm/Math-v0", help="env id, local or grpc://host:port/...")
     parser.add_argument(
-        "--env-kwargs", default='{"level": 1, "format_reward": 0.1}', help="the env's arguments (JSON)"
+        "--env-kwargs",
+        type=json_object,
+        default='{"level": 1, "format_reward": 0.1}',
+        help="the env's arguments (a JSON object)",
     )
     parser.add_argument("--model", default="tiny", help="'tiny' (built locally), a hub name or a path")
-    parser.add_argument("--steps", type=int, default=3, help="GRPO steps per mode")
-    parser.add_argument("--tasks", type=int, default=64, help="env seeds in the dataset (0 .. n-1)")
-    parser.add_argument("--prompts-per-step", type=int, default=2)
-    parser.add_argument("--generations", type=int, default=4, help="replies sampled per task (G)")
-    parser.add_argument("--max-completion-length", type=int, default=96)
+    parser.add_argument("--steps", type=at_least(1), default=3, help="GRPO steps per mode")
+    parser.add_argument("--tasks", type=at_least(1), default=64, help="env seeds in the dataset (0 .. n-1)")
+    parser.add_argument("--prompts-per-step", type=at_least(1), default=2)
+    # GRPO's advantage compares each reply with the others of its task: one alone has none.
+    parser.add_argument("--generations", type=at_least(2), default=4, help="replies sampled per task (G)")
+    parser.add_argument("--max-completion-length", type=at_least(1), default=96)
     parser.add_argument("--learning-rate", type=float, default=1e-5)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--gpu", dest="cpu", action="store_false", help="train on the GPU, in bf16")
     parser.add_argument("--output-dir", default="runs/trl_grpo_env")
-    args = parser.parse_args()
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Train in each mode in turn; an env that cannot be used exits with one line (status 1)."""
+    args = parse_args(argv)
+    # Built before any model loads: an env that is unknown, multi-agent or refuses its arguments
+    # ends the run here in one line.
+    try:
+        dataset = env_dataset(args.env, range(args.tasks), args.env_kwargs)
+    except (UnknownEnvError, EnvArgumentError, RemoteEnvError) as error:
+        raise SystemExit(f"{PROG}: error: --env {args.env}: {error}") from None
 
     # TRL marks environment_factory as experimental and warns on every run.
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
     modes = ("reward", "tools") if args.mode == "both" else (args.mode,)
     for mode in modes:
-        trainer = make_trainer(args, mode, Path(args.output_dir) / mode)
+        trainer = make_trainer(args, mode, Path(args.output_dir) / mode, dataset)
         trainer.train()
         last = report(trainer, mode)
         trainer.save_model(str(Path(args.output_dir) / mode / "final"))

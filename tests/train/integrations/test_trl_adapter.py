@@ -4,6 +4,7 @@ and over gRPC, each reward equal to the env's own for the same seed and reply.""
 
 from __future__ import annotations
 
+import importlib.util
 import inspect
 import itertools
 import math
@@ -12,6 +13,8 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -145,6 +148,15 @@ def test_reward_refuses_rows_without_seeds_or_from_another_env() -> None:
     assert unchecked([rows[0]["prompt"]], [_reply("\\boxed{2}")], seed=[2]) == [pytest.approx(1.1)]
     with pytest.raises(ValueError, match="workers"):
         env_reward(MATH, workers=0)
+
+
+@pytest.mark.parametrize("build", [env_rows, env_dataset, env_reward, env_factory])
+@pytest.mark.parametrize("env_kwargs", [[1], [("level", 1)], "level=1"])
+def test_env_kwargs_that_are_not_a_mapping_are_a_type_error_naming_them(build: Any, env_kwargs: Any) -> None:
+    """They ended in dict()'s 'cannot convert dictionary update sequence element #0'."""
+    args = (MATH, 1, env_kwargs) if build in (env_rows, env_dataset) else (MATH, env_kwargs)
+    with pytest.raises(TypeError, match=r"^env_kwargs must be a mapping .*, got (list|str): "):
+        build(*args)
 
 
 def test_reward_pools_envs_and_is_thread_safe() -> None:
@@ -401,6 +413,72 @@ def test_grpo_trainer_runs_the_envs_tool_on_a_served_env(tmp_path: Any, served_m
         assert log["rewards/EnvTool/mean"] == pytest.approx(sum(returns) / len(returns))
         assert math.isfinite(log["loss"])
     assert {1.1, 0.1} <= {r for _, _, returns in seen for r in returns}
+
+
+# examples/trl_grpo_env.py ----------------------------------------------------------------------------
+
+EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "trl_grpo_env.py"
+
+
+@pytest.fixture(scope="module")
+def example() -> ModuleType:
+    """The example, imported in-process (tests/test_examples.py runs it as a script)."""
+    spec = importlib.util.spec_from_file_location("trl_grpo_env_example", EXAMPLE)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--env-kwargs", "{level:1}"], "argument --env-kwargs: not JSON (Expecting property name"),
+        (
+            ["--env-kwargs", "[1]"],
+            "argument --env-kwargs: must be a JSON object of the env's arguments, got a list",
+        ),
+        (["--tasks", "0"], "argument --tasks: must be at least 1, got 0"),
+        (["--steps", "0"], "argument --steps: must be at least 1, got 0"),
+        (["--steps", "-2"], "argument --steps: must be at least 1, got -2"),
+        (["--generations", "1"], "argument --generations: must be at least 2, got 1"),
+    ],
+)
+def test_example_refuses_bad_flags_in_one_line(
+    example: ModuleType, capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    """Tracebacks before (JSON, a list into dict(), an empty dataset); --steps 0 trained a step."""
+    with pytest.raises(SystemExit) as exit_info:
+        example.parse_args(argv)
+    assert exit_info.value.code == 2
+    error = capsys.readouterr().err.splitlines()[-1]  # after argparse's usage lines
+    assert error.startswith(f"trl_grpo_env.py: error: {message}")
+
+
+def test_example_reads_the_flags_it_accepts(example: ModuleType) -> None:
+    args = example.parse_args(["--env-kwargs", '{"level": 2}', "--steps", "1", "--tasks", "4"])
+    assert (args.env_kwargs, args.steps, args.tasks) == ({"level": 2}, 1, 4)
+    assert example.parse_args([]).env_kwargs == {"level": 1, "format_reward": 0.1}
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ("mrlm/Debate-v0", "'mrlm/Debate-v0' is offered as aec, parallel, not 'gymnasium'"),
+        ("mrlm/Nope-v0", "unknown env id 'mrlm/Nope-v0'"),
+    ],
+)
+def test_example_refuses_an_env_trl_cannot_train_in_one_line(
+    example: ModuleType, tmp_path: Path, env: str, message: str
+) -> None:
+    """A multi-agent env was a traceback from deep in the registry."""
+    output = tmp_path / "out"
+    with pytest.raises(SystemExit) as exit_info:
+        example.main(["--env", env, "--mode", "reward", "--output-dir", str(output)])
+    error = str(exit_info.value.code)
+    assert error.startswith(f"trl_grpo_env.py: error: --env {env}: ") and message in error
+    assert "\n" not in error
+    assert not output.exists()  # refused before anything was loaded or written
 
 
 # Dependencies ----------------------------------------------------------------------------------------

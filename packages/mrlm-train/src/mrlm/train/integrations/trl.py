@@ -35,6 +35,7 @@ with the same dataset and no ``reward_funcs``. See ``docs/trl.md``.
 from __future__ import annotations
 
 import operator
+import reprlib
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -85,7 +86,7 @@ def env_rows(
     Args:
         env: an env id or a factory (see :data:`EnvSource`); remote ids work the same.
         seeds: the task seeds, or a count ``n`` for seeds ``0 .. n-1``.
-        env_kwargs: keyword arguments of the env (with an id only).
+        env_kwargs: keyword arguments of the env, a mapping (with an id only).
         name: the ``environment`` column; defaults to the env id without its server
             (``grpc://host:1234/mrlm/Math-v0`` -> ``mrlm/Math-v0``) or the factory's name. Reward
             functions and TRL's ``environment_factory`` dict use it to route rows (mixtures).
@@ -221,7 +222,7 @@ def env_reward(
 
     Args:
         env: an env id or a factory (see :data:`EnvSource`); remote ids work the same.
-        env_kwargs: keyword arguments of the env (with an id only); the same as the dataset's.
+        env_kwargs: keyword arguments of the env, a mapping (with an id only); the same as the dataset's.
         name: the env's name in the ``environment`` column (see :func:`env_rows`).
         workers: completions scored at once, each on its own env.
         check_prompts: raise ``ValueError`` when a row's prompt does not hold the env's observation
@@ -302,7 +303,7 @@ def env_factory(
     Args:
         env: an env id or a factory (see :data:`EnvSource`); remote ids work the same, each
             :class:`EnvTool` holding its own server session.
-        env_kwargs: keyword arguments of the env (with an id only); the same as the dataset's.
+        env_kwargs: keyword arguments of the env, a mapping (with an id only); the same as the dataset's.
         name: the env's name in errors (TRL's dict of factories routes rows by its own keys).
         check_prompts: raise ``ValueError`` when a row's prompt does not hold the env's observation
             for its seed.
@@ -327,7 +328,13 @@ def _default_name(env: EnvSource) -> str:
 
 
 def _maker(env: EnvSource, env_kwargs: Mapping[str, Any] | None, label: str) -> Callable[[], Any]:
-    """A zero-argument builder of the single-agent env; TypeError for a multi-agent one."""
+    """A zero-argument builder of the single-agent env; TypeError for a multi-agent one, and at once
+    for ``env_kwargs`` that are not a mapping (``dict()`` would fail on them with a puzzling message)."""
+    if env_kwargs is not None and not isinstance(env_kwargs, Mapping):
+        raise TypeError(
+            f"env_kwargs must be a mapping of the env's keyword arguments (a dict), "
+            f"got {type(env_kwargs).__name__}: {reprlib.repr(env_kwargs)}"
+        )
     make = _env_maker(env, env_kwargs, "gymnasium")
 
     def build() -> Any:
