@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import copy
 import json
 import logging
@@ -82,6 +83,25 @@ def test_sources_list_jsonl_and_dataset_agree(tokenizer: Any, tmp_path: Path) ->
     assert load_sft_examples(path, tokenizer)[0] == from_list
     assert load_sft_examples(str(path), tokenizer)[0] == from_list
     assert load_sft_examples(_RowDataset(rows), tokenizer)[0] == from_list
+
+
+def test_a_byte_order_mark_is_read_past(tokenizer: Any, tmp_path: Path) -> None:
+    """Windows editors start a UTF-8 file with a byte order mark; it was 'not valid JSON'."""
+    from mrlm.train.sft.sources import check_has_records
+
+    rows: list[dict[str, Any]] = [{"messages": CHAT}, {"prompt": "x", "completion": "y"}]
+    path = tmp_path / "bom.jsonl"
+    path.write_text("".join(json.dumps(r) + "\r\n" for r in rows), encoding="utf-8-sig")
+    assert path.read_bytes().startswith(codecs.BOM_UTF8)
+    assert load_sft_examples(path, tokenizer)[0] == load_sft_examples(rows, tokenizer)[0]
+    only_mark = tmp_path / "only_mark.jsonl"
+    only_mark.write_bytes(codecs.BOM_UTF8 + b"\n")
+    with pytest.raises(SFTDataError, match=r"only_mark\.jsonl holds no records"):
+        check_has_records(only_mark, SFTDataError)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(codecs.BOM_UTF8 + b'{"prompt": "caf\xe9", "completion": "b"}\n')
+    with pytest.raises(SFTDataError, match=r"bad\.jsonl:1: not UTF-8 text \(byte 18\)"):
+        load_sft_examples(bad, tokenizer)  # the byte counts from the file's start, mark included
 
 
 @pytest.mark.parametrize(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
 from collections.abc import Iterable, Iterator, Mapping
@@ -20,7 +21,8 @@ Source = str | os.PathLike[str] | Iterable[Record]
 def iter_records(source: Source) -> Iterator[Record]:
     """The records of ``source``, in order.
 
-    A path is read as JSONL: one JSON object per non-blank line. Any other iterable is taken as is,
+    A path is read as JSONL: one JSON object per non-blank line, UTF-8 with or without a byte order
+    mark (Windows editors save one). Any other iterable is taken as is,
     so a ``datasets.Dataset`` (whose iteration yields one dict per row) works without this module
     importing ``datasets``.
 
@@ -58,7 +60,7 @@ def check_has_records(source: Source, error: type[ValueError] = ValueError) -> N
     if not isinstance(source, (str, os.PathLike)) or not Path(source).is_file():
         return
     with Path(source).open("rb") as handle:
-        if not any(line.strip() for line in handle):
+        if not any(line.removeprefix(codecs.BOM_UTF8).strip() for line in handle):
             raise error(f"{source} holds no records: nothing to train on")
 
 
@@ -66,10 +68,14 @@ def _read_jsonl(path: Path) -> Iterator[Record]:
     check_source(path)  # open() would raise IsADirectoryError or FileNotFoundError, naming no line
     with path.open("rb") as handle:
         for line_number, raw in enumerate(handle, start=1):
+            # A byte order mark (a file saved by a Windows editor, or two such files concatenated)
+            # is never part of the JSON that follows it.
+            mark = len(codecs.BOM_UTF8) if raw.startswith(codecs.BOM_UTF8) else 0
             try:
-                line = raw.decode("utf-8")
+                line = raw[mark:].decode("utf-8")
             except UnicodeDecodeError as error:
-                raise ValueError(f"{path}:{line_number}: not UTF-8 text (byte {error.start})") from None
+                byte = mark + error.start
+                raise ValueError(f"{path}:{line_number}: not UTF-8 text (byte {byte})") from None
             if not line.strip():
                 continue
             try:
