@@ -222,6 +222,9 @@ def test_data_that_cannot_train_is_named(tmp_path: Path) -> None:
     full = [{**RECORDS[0], "ref_chosen_logps": -1.0, "ref_rejected_logps": -2.0}]
     with pytest.raises(PreferenceDataError, match="use reference='precomputed'"):
         train(_config(tmp_path, data=_data(tmp_path, full, "full.jsonl")))
+    same = [{**record, "rejected": record["chosen"]} for record in RECORDS]
+    with pytest.raises(PreferenceDataError, match=r"no preference pair is left.* 4 with identical replies"):
+        train(_config(tmp_path, data=_data(tmp_path, same, "same.jsonl")))
 
 
 def test_a_list_or_dataset_replaces_the_file(tmp_path: Path) -> None:

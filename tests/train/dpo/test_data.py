@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import json
 import re
 from pathlib import Path
@@ -177,6 +178,42 @@ def test_truncation_keeps_the_start_and_drops_empty_replies(tokenizer: Any) -> N
     chosen = pairs[0].chosen
     assert len(chosen) == prompt_tokens + 2 and chosen.num_targets == 2
     assert tokenizer.decode(chosen.input_ids).startswith(prompt)
+
+
+def test_identical_replies_are_dropped_and_counted(tokenizer: Any) -> None:
+    """Identical replies prefer neither (a loss of log 2 whatever the model): each form of them is
+    dropped like a pair emptied by truncation, and named in the summary."""
+    records: list[dict[str, Any]] = [
+        {"prompt": "Q: 2+2?", "chosen": " 4", "rejected": " 4"},
+        {"prompt": "Q: 2+2?", "chosen": " 4", "rejected": " 5"},  # the one pair kept
+        {"chosen": "Q: 2+2? 4", "rejected": "Q: 2+2? 4"},  # implicit prompt
+        {"prompt": CONVERSATION, "chosen": _reply("4"), "rejected": _reply("4")},
+        {"chosen": CONVERSATION + _reply("4"), "rejected": CONVERSATION + _reply("4")},
+    ]
+    pairs, report = load_preference_pairs(records, tokenizer, max_length=64)
+    assert [tokenizer.decode(p.rejected.input_ids) for p in pairs] == ["Q: 2+2? 5" + tokenizer.eos_token]
+    assert (report.records, report.kept, report.dropped_identical, report.dropped_empty) == (5, 1, 4, 0)
+    assert report.dropped_records == [0, 2, 3, 4]
+    assert "1 of 5 pairs kept" in report.summary() and "4 with identical replies" in report.summary()
+
+    prompt = "one two three four five six"
+    cut = [{"prompt": prompt, "chosen": " x y z", "rejected": " x y w"}]  # differs past max_length
+    pairs, report = load_preference_pairs(cut, tokenizer, max_length=len(tokenizer.encode(prompt)) + 2)
+    assert pairs == [] and report.truncated == 1 and report.dropped_identical == 1
+
+
+def test_a_byte_order_mark_is_read_past(tokenizer: Any, tmp_path: Path) -> None:
+    """Windows editors start a UTF-8 file with a byte order mark; it was 'not valid JSON'."""
+    records = [
+        {"prompt": "a", "chosen": " b", "rejected": " c"},
+        {"prompt": "d", "chosen": " e", "rejected": " f"},
+    ]
+    path = tmp_path / "bom.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8-sig")
+    assert path.read_bytes().startswith(codecs.BOM_UTF8)
+    pairs, report = load_preference_pairs(path, tokenizer, max_length=32)
+    assert report.kept == 2
+    assert pairs == load_preference_pairs(records, tokenizer, max_length=32)[0]
 
 
 @pytest.mark.parametrize(

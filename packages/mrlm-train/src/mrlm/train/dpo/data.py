@@ -16,6 +16,8 @@ Each side is tokenized like an SFT prompt/completion record
 ``encode(reply)`` and eos, conversations through the chat template; the scored tokens are the
 reply's. **Truncation**: each side keeps its first ``max_length`` tokens (prompt first), as TRL's
 ``keep_start``; a pair where either reply then has no scored token left is dropped and counted.
+**Identical replies**: a pair whose chosen and rejected are the same (as given, or the same tokens
+once truncated) prefers neither, and its loss is log 2 whatever the model; it is dropped and counted.
 """
 
 from __future__ import annotations
@@ -67,13 +69,16 @@ class PreferenceReport:
     """Pairs of which at least one side was cut to max_length."""
     dropped_empty: int = 0
     """Pairs dropped because a reply had no token left after truncation."""
+    dropped_identical: int = 0
+    """Pairs dropped because chosen and rejected were the same (as given, or once truncated)."""
     with_reference: int = 0
     dropped_records: list[int] = field(default_factory=list)
 
     def summary(self) -> str:
         return (
             f"{self.kept} of {self.records} pairs kept ({self.truncated} truncated, "
-            f"{self.dropped_empty} dropped with an empty reply after truncation; "
+            f"{self.dropped_empty} dropped with an empty reply after truncation, "
+            f"{self.dropped_identical} with identical replies; "
             f"{self.with_reference} with reference log-probs)"
         )
 
@@ -82,6 +87,9 @@ def load_preference_pairs(
     source: Source, tokenizer: PreTrainedTokenizerBase, *, max_length: int
 ) -> tuple[list[PreferencePair], PreferenceReport]:
     """Every usable pair of ``source`` (a list of records, a JSONL path or a Hugging Face dataset).
+
+    Pairs with a reply left empty by truncation, or with identical replies, are dropped; the report
+    counts them and lists their record indices.
 
     Raises:
         PreferenceDataError: a record is not a mapping, lacks ``chosen`` or ``rejected``, mixes
@@ -105,6 +113,10 @@ def load_preference_pairs(
             report.truncated += 1
         if chosen.num_targets == 0 or rejected.num_targets == 0:
             report.dropped_empty += 1
+            report.dropped_records.append(index)
+            continue
+        if chosen == rejected:  # the same tokens: the same log-probs on both sides
+            report.dropped_identical += 1
             report.dropped_records.append(index)
             continue
         pair = PreferencePair(chosen, rejected, pair.ref_chosen_logp, pair.ref_rejected_logp)
@@ -169,7 +181,8 @@ def preference_pair(
 
 
 def split_implicit_prompt(chosen: object, rejected: object, index: int) -> tuple[Any, Any, Any]:
-    """``(prompt, chosen reply, rejected reply)`` of a record without ``prompt``."""
+    """``(prompt, chosen reply, rejected reply)`` of a record without ``prompt``; two identical
+    conversations that end with an assistant message give that message as the reply."""
     if isinstance(chosen, str) and isinstance(rejected, str):
         shared = _common_length(chosen, rejected)
         while shared > 0 and chosen[shared - 1].isspace():  # the reply keeps its leading space
@@ -186,7 +199,11 @@ def split_implicit_prompt(chosen: object, rejected: object, index: int) -> tuple
         and not isinstance(rejected, str)
     ):
         shared = _common_length(list(chosen), list(rejected))
-        if shared == 0 or shared in (len(chosen), len(rejected)):
+        if list(chosen) == list(rejected) and _is_reply(chosen[-1] if chosen else None):
+            # No reply of their own to split off: the last (assistant) message is each one's reply,
+            # so the pair is validated like any other before its identical replies drop it.
+            shared = len(chosen) - 1
+        elif shared == 0 or shared in (len(chosen), len(rejected)):
             raise PreferenceDataError(
                 f"record {index}: no 'prompt', so chosen and rejected must start with the same messages "
                 f"(the prompt) and each add at least one of its own; they share {shared} of "
@@ -197,6 +214,10 @@ def split_implicit_prompt(chosen: object, rejected: object, index: int) -> tuple
         f"record {index}: chosen and rejected must both be strings or both lists of messages, got "
         f"{type(chosen).__name__} and {type(rejected).__name__}"
     )
+
+
+def _is_reply(message: object) -> bool:
+    return isinstance(message, Mapping) and message.get("role") == "assistant"
 
 
 def _common_length(a: Sequence[Any], b: Sequence[Any]) -> int:
