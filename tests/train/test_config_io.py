@@ -6,6 +6,7 @@ import contextlib
 import dataclasses
 import json
 import os
+import re
 import threading
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,8 @@ from mrlm.train.cli import main
 from mrlm.train.commands import COMMANDS
 from mrlm.train.commands.plot import PlotArgs
 from mrlm.train.config_io import ConfigError, from_dict, load_mapping
+from mrlm.train.loop import OptimConfig, RunConfig
+from mrlm.train.policy import ModelConfig
 
 
 def test_numbers_are_converted_to_the_field_type() -> None:
@@ -358,3 +361,42 @@ def test_a_nested_mapping_keeps_the_algorithms_own_defaults(tmp_path: Path) -> N
     config.write_text("model:\n  dtype: float32\n")
     model = load_config(GRPOConfig, config).model
     assert (model.name_or_path, model.dtype) == (GRPOConfig().model.name_or_path, "float32")
+
+
+@pytest.mark.parametrize(
+    ("cls", "values", "message"),
+    [
+        (
+            GRPOConfig,
+            {"std_scaling": "Group"},
+            "std_scaling: expected one of 'group', 'batch', 'none', got 'Group'",
+        ),
+        (GRPOConfig, {"group_size": 2.5}, "group_size: expected an integer, got a number (2.5)"),
+        (GRPOConfig, {"model": "tiny"}, "model: expected a ModelConfig, got text ('tiny')"),
+        (GRPOConfig, {"env_kwargs": {"level": 1}}, "env_kwargs: expected text, got a mapping"),
+        (RunConfig, {"max_steps": 2.5}, "max_steps: expected an integer, got a number (2.5)"),
+        (RunConfig, {"report_to": "tensorboard"}, "report_to: expected a list, got text ('tensorboard')"),
+        (OptimConfig, {"learning_rate": "1e-3"}, "learning_rate: expected a number, got text ('1e-3')"),
+        (ModelConfig, {"name_or_path": None}, "name_or_path: expected text, got nothing (null)"),
+        (DPOConfig, {"data": "x.jsonl", "loss_type": "sigmod"}, "loss_type: expected one of 'sigmoid', "),
+        (SFTConfig, {"data": "x.jsonl", "target": "assistants"}, "did you mean 'assistant'"),
+        (MAGRPOConfig, {"joint": "crossed"}, "joint: expected one of 'align', 'cross', got 'crossed'"),
+    ],
+)
+def test_a_config_built_in_python_is_checked_as_a_file_would_be(
+    cls: Any, values: dict[str, Any], message: str
+) -> None:
+    # Neither the command line nor a config file checked these: the config does, naming the field,
+    # before any model loads (a misspelled choice failed after the model loaded, or not at all).
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        cls(**values)
+
+
+def test_values_of_the_right_kinds_pass_the_check() -> None:
+    import numpy as np
+
+    # numpy's ints, an int for a float, and a path for text, as Python callers pass them.
+    run: dict[str, Any] = {"output_dir": Path("runs/x"), "max_steps": 3}
+    config = GRPOConfig(group_size=int(np.int64(4)), run=RunConfig(**run))
+    assert config.group_size == 4 and OptimConfig(learning_rate=1).learning_rate == 1
+    assert GRPOConfig(**{"group_size": np.int64(4)}).group_size == 4

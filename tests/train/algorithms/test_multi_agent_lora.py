@@ -273,7 +273,7 @@ def test_with_two_threads_every_step_trains_every_agents_own_adapter(tmp_path: P
     [
         ({"dist": DistributedConfig(strategy="fsdp")}, "does not run under FSDP"),
         ({"agent_models": {"agent_0": "tiny"}}, "needs policies='per_agent'"),
-        ({"policies": "adapters"}, "'shared', 'per_agent' or 'lora'"),
+        ({"policies": "adapters"}, "expected one of 'shared', 'per_agent', 'lora', got 'adapters'"),
     ],
 )
 def test_settings_lora_cannot_run_are_refused(tmp_path: Path, changes: dict[str, Any], message: str) -> None:

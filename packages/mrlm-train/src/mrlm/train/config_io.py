@@ -12,10 +12,13 @@ import contextvars
 import dataclasses
 import difflib
 import json
+import numbers
+import os
 import reprlib
 import stat
 import types
 import typing
+from collections.abc import Mapping
 from pathlib import Path, PurePath
 from typing import Any, TypeVar
 
@@ -297,3 +300,61 @@ def _scalar(hint: type, value: Any, where: str) -> Any:
                 return int(value)
     kind = "a number" if hint is float else "an integer"
     raise ConfigError(f"{where}: expected {kind}, got {value!r}")
+
+
+def check_values(config: object, where: str = "") -> None:
+    """Raise ConfigError naming the first field of the dataclass ``config``, or of a dataclass it
+    holds, whose value its type refuses: a word a ``Literal`` does not list, a bool or a fraction
+    for an int, text for a number, a number for text, a single word for a list.
+
+    The command line and config files check every value as they read it; a config built in Python
+    gets this check instead (training configs call it first thing), so that ``std_scaling="Group"``
+    fails here, naming the field, rather than after the model has loaded. Text fields also take
+    paths. Fields of other types are left to the config's own checks.
+    """
+    hints = typing.get_type_hints(type(config))
+    for field in dataclasses.fields(config):  # type: ignore[arg-type]
+        if field.init:
+            name = f"{where}.{field.name}" if where else field.name
+            _check_value(hints[field.name], getattr(config, field.name), name)
+
+
+def _check_value(hint: Any, value: Any, where: str) -> None:
+    options = typing.get_args(hint) if typing.get_origin(hint) in (typing.Union, types.UnionType) else ()
+    if type(None) in options:
+        if value is None:
+            return
+        rest = [option for option in options if option is not type(None)]
+        if len(rest) != 1:
+            return
+        hint = rest[0]
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if dataclasses.is_dataclass(hint) and isinstance(hint, type):
+        if not isinstance(value, hint):
+            raise ConfigError(f"{where}: expected a {hint.__name__}, got {_kind(value)}")
+        check_values(value, where)
+    elif origin is typing.Literal:
+        _literal(args, value, where)
+    elif hint is bool:
+        if not isinstance(value, bool):
+            raise ConfigError(f"{where}: expected true or false, got {value!r}")
+    elif hint is int:
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+            raise ConfigError(f"{where}: expected an integer, got {_kind(value)}")
+    elif hint is float:
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise ConfigError(f"{where}: expected a number, got {_kind(value)}")
+    elif hint is str:
+        if not isinstance(value, str | os.PathLike):
+            raise ConfigError(f"{where}: expected text, got {_kind(value)}")
+    elif origin is tuple and len(args) == 2 and args[1] is Ellipsis:
+        if not isinstance(value, tuple | list):
+            raise ConfigError(f"{where}: expected a list, got {_kind(value)}")
+        for i, item in enumerate(value):
+            _check_value(args[0], item, f"{where}[{i}]")
+    elif origin is dict and len(args) == 2:
+        if not isinstance(value, Mapping):
+            raise ConfigError(f"{where}: expected a mapping, got {_kind(value)}")
+        for key, item in value.items():
+            _check_value(args[0], key, f"{where} key {key!r}")
+            _check_value(args[1], item, f"{where}.{key}")

@@ -34,7 +34,7 @@ from typing import Any, Literal
 import torch
 from safetensors import SafetensorError
 
-from mrlm.train.config_io import ConfigError
+from mrlm.train.config_io import ConfigError, check_values
 
 TINY = "tiny"
 
@@ -89,6 +89,7 @@ class ModelConfig:
     adapts them then)."""
 
     def __post_init__(self) -> None:
+        check_values(self)  # built in Python, it was checked by neither the CLI nor a config file
         if self.dtype not in ("auto", *_TORCH_DTYPES):
             raise ValueError(f"dtype must be 'auto', 'float32', 'bfloat16' or 'float16', got {self.dtype!r}")
         if self.lora_r < 0:

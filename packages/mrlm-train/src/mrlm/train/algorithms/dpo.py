@@ -44,6 +44,7 @@ from typing import Any, Literal
 import torch
 
 from mrlm.train.algorithms.sft import EpochSampler
+from mrlm.train.config_io import check_values
 from mrlm.train.dpo import (
     LossType,
     PairBatch,
@@ -114,6 +115,7 @@ class PreferenceSettings:
     """DDP/FSDP, mixed precision (micro-batching is set by micro_batch_size)."""
 
     def __post_init__(self) -> None:
+        check_values(self)  # built in Python, it was checked by neither the CLI nor a config file
         check_positive(beta=self.beta)
         if self.loss_type == "robust" and not 0.0 <= self.label_smoothing < 0.5:
             raise ValueError(f"robust needs 0 <= label_smoothing < 0.5, got {self.label_smoothing}")

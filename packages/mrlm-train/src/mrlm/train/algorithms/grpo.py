@@ -41,6 +41,7 @@ from mrlm.train.algorithms.onpolicy import (
     rollout_metrics,
     update,
 )
+from mrlm.train.config_io import check_values
 from mrlm.train.generation import HFGenerator
 from mrlm.train.generation.logprobs import token_logprobs
 from mrlm.train.loop import DistributedConfig, OptimConfig, RunConfig, TrainingSession
@@ -120,6 +121,7 @@ class GRPOConfig:
     """DDP/FSDP, mixed precision, gradient accumulation."""
 
     def __post_init__(self) -> None:
+        check_values(self)  # built in Python, it was checked by neither the CLI nor a config file
         if self.group_size < 2:
             raise ValueError(
                 f"group_size must be at least 2 (advantages compare answers), got {self.group_size}"

@@ -80,6 +80,7 @@ from mrlm.train.algorithms.ppo import (
     ppo_loss,
     score,
 )
+from mrlm.train.config_io import check_values
 from mrlm.train.generation.logprobs import token_logprobs
 from mrlm.train.loop import OptimConfig, RunConfig, TrainingSession
 from mrlm.train.loop.output_dir import check_output_dir
@@ -201,6 +202,7 @@ class IPPOConfig(MultiAgentConfig):
     min_group_size: ClassVar[int] = 1
 
     def __post_init__(self) -> None:
+        check_values(self)  # built in Python, it was checked by neither the CLI nor a config file
         # Before MultiAgentConfig's checks, whose messages about these settings do not fit IPPO.
         defaults = {f.name: f.default for f in dataclasses.fields(MultiAgentConfig)}
         changed = [name for name in _GROUP_ONLY if getattr(self, name) != defaults[name]]

@@ -71,6 +71,7 @@ from mrlm.train.algorithms.onpolicy import (
     run_task_seeds,
     update_parts,
 )
+from mrlm.train.config_io import check_values
 from mrlm.train.generation import HFGenerator
 from mrlm.train.generation.logprobs import token_logprobs
 from mrlm.train.loop import DistributedConfig, OptimConfig, RunConfig, TrainingSession
@@ -205,6 +206,7 @@ class MultiAgentConfig:
     min_group_size: ClassVar[int] = 2
 
     def __post_init__(self) -> None:
+        check_values(self)  # built in Python, it was checked by neither the CLI nor a config file
         if self.group_size < self.min_group_size:
             raise ValueError(
                 f"group_size must be at least {self.min_group_size} (advantages compare samples), "

@@ -61,6 +61,7 @@ from mrlm.train.algorithms.onpolicy import (
     select_rows,
     update,
 )
+from mrlm.train.config_io import check_values
 from mrlm.train.generation import HFGenerator
 from mrlm.train.generation.logprobs import token_logprobs, token_logprobs_and_entropy
 from mrlm.train.loop import DistributedConfig, OptimConfig, RunConfig, TrainingSession
@@ -195,6 +196,7 @@ class PPOConfig:
     """DDP/FSDP, mixed precision, gradient accumulation."""
 
     def __post_init__(self) -> None:
+        check_values(self)  # built in Python, it was checked by neither the CLI nor a config file
         check_counts(
             prompts_per_step=self.prompts_per_step,
             group_size=self.group_size,

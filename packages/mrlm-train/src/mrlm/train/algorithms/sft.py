@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from mrlm.train.config_io import check_values
 from mrlm.train.loop import DistributedConfig, OptimConfig, RunConfig, TrainingSession
 from mrlm.train.loop.output_dir import check_output_dir
 from mrlm.train.policy import ModelConfig, load_policy
@@ -85,6 +86,7 @@ class SFTConfig:
     """DDP/FSDP, mixed precision (micro-batching is set by micro_batch_size)."""
 
     def __post_init__(self) -> None:
+        check_values(self)  # built in Python, it was checked by neither the CLI nor a config file
         if not self.data:
             raise ValueError("data must name a JSONL file of examples")
         if self.max_length < 2:

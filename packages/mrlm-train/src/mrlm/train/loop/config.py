@@ -11,6 +11,8 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
+from mrlm.train.config_io import check_values
+
 LrSchedule = Literal["constant", "linear", "cosine"]
 Strategy = Literal["auto", "single", "ddp", "fsdp"]
 MixedPrecision = Literal["no", "bf16", "fp16"]
@@ -44,6 +46,7 @@ class OptimConfig:
     """Clip the global gradient norm to this value; 0 disables clipping (the norm is still reported)."""
 
     def __post_init__(self) -> None:
+        check_values(self)  # built in Python, it was checked by neither the CLI nor a config file
         # Written so that nan fails them too (every comparison with nan is false).
         for name in ("learning_rate", "weight_decay"):
             value = getattr(self, name)
@@ -81,6 +84,7 @@ class DistributedConfig:
     """Threads torch computes with when training on CPU; 0 follows the cores other processes leave free, checked every training step (all of them on an idle machine)."""
 
     def __post_init__(self) -> None:
+        check_values(self)  # built in Python, it was checked by neither the CLI nor a config file
         if self.strategy not in STRATEGIES:
             raise ValueError(f"strategy must be one of {STRATEGIES}, got {self.strategy!r}")
         if self.mixed_precision not in MIXED_PRECISIONS:
@@ -119,6 +123,7 @@ class RunConfig:
     """Show a progress line with the latest metrics and the time left on the console."""
 
     def __post_init__(self) -> None:
+        check_values(self)  # built in Python, it was checked by neither the CLI nor a config file
         if self.seed < 0:
             raise ValueError(f"seed must be >= 0 (env resets take no negative seed), got {self.seed}")
         if self.max_steps < 1:
