@@ -191,6 +191,9 @@ def test_ctrl_c_while_playing_ends_in_one_line() -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # As in a terminal's foreground: a suite started in the background (`cmd &`) passes SIGINT
+        # on ignored, and Python then leaves it so.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         assert player.stdout is not None
