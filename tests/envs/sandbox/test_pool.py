@@ -111,7 +111,15 @@ def test_shared_sandbox_is_one_per_process() -> None:
 
 
 def test_the_largest_limits_allowed_run(sandbox: Sandbox) -> None:
+    import resource
+
     from mrlm.envs.sandbox.api import MAX_BYTES, MAX_OPEN_FILES, MAX_PROCESSES, MAX_SECONDS
+
+    def within_host(most: int, limit: int) -> int:
+        # Descriptors and processes cannot be raised past this host's hard limits (a host setting,
+        # not the sandbox's): up to them, the most Limits takes.
+        hard = resource.getrlimit(limit)[1]
+        return most if hard == resource.RLIM_INFINITY else min(most, hard)
 
     largest = Limits(
         wall_time_s=MAX_SECONDS,
@@ -120,8 +128,8 @@ def test_the_largest_limits_allowed_run(sandbox: Sandbox) -> None:
         output_bytes=MAX_BYTES,
         file_size_bytes=MAX_BYTES,
         scratch_bytes=MAX_BYTES,
-        processes=MAX_PROCESSES,
-        open_files=MAX_OPEN_FILES,
+        processes=within_host(MAX_PROCESSES, resource.RLIMIT_NPROC),
+        open_files=within_host(MAX_OPEN_FILES, resource.RLIMIT_NOFILE),
     )
     result = sandbox.run("print(6 * 7)", limits=largest)
     assert (result.status, result.stdout) == (Status.OK, "42\n"), result

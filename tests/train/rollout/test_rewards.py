@@ -29,12 +29,13 @@ class _PaysWith(EchoEnv):
 
 
 def _collect(tokenizer: Any, reward: Any) -> list[Trajectory]:
+    return _play(tokenizer, lambda: _PaysWith(reward), "test/Pays-v0")
+
+
+def _play(tokenizer: Any, make_env: Any, env_id: str) -> list[Trajectory]:
+    """One episode of the env ``make_env`` builds, under ``env_id``."""
     engine = RolloutEngine(
-        lambda: _PaysWith(reward),
-        ScriptedGenerator(tokenizer),
-        tokenizer,
-        SamplingParams(max_new_tokens=16),
-        env_id="test/Pays-v0",
+        make_env, ScriptedGenerator(tokenizer), tokenizer, SamplingParams(max_new_tokens=16), env_id=env_id
     )
     with engine:
         return engine.collect([1])
@@ -120,15 +121,8 @@ class _Returns(EchoEnv):
     ],
 )
 def test_an_env_of_another_api_shape_is_named(tokenizer: Any, odd: str, message: str) -> None:
-    engine = RolloutEngine(
-        lambda: _Returns(odd),
-        ScriptedGenerator(tokenizer),
-        tokenizer,
-        SamplingParams(max_new_tokens=16),
-        env_id="test/Odd-v0",
-    )
-    with engine, pytest.raises(EnvOutputError) as raised:
-        engine.collect([1])
+    with pytest.raises(EnvOutputError) as raised:
+        _play(tokenizer, lambda: _Returns(odd), "test/Odd-v0")
     assert str(raised.value) == f"env 'test/Odd-v0': {message}"
 
 
