@@ -7,8 +7,18 @@ from typing import Any
 import pytest
 import torch
 
-from mrlm.train.generation import HFGenerator, SamplingParams, token_logprobs
-from mrlm.train.generation.direct import DirectModel, _Projection, direct_model_or_reason
+from mrlm.train.generation import HFGenerator, SamplingParams, direct, token_logprobs
+from mrlm.train.generation.direct import (
+    PACK_MIN_HIDDEN,
+    PACK_MIN_ROWS,
+    PACK_MIN_TOKENS,
+    DirectModel,
+    _Projection,
+    direct_model_or_reason,
+    packs_weights,
+)
+from mrlm.train.generation.memory import available_cpu_memory
+from mrlm.train.tiny import build_tiny_model
 from tests.train.generation.lively import build_lively_model
 
 TEXTS = ["Hello there", "What is 2 + 2?", "a", "The quick brown fox jumps over the lazy dog", "x = 3"]
@@ -223,3 +233,78 @@ def test_decoding_with_few_row_products_matches_the_models_forward(
         torch.testing.assert_close(
             torch.tensor(ours.logprobs), torch.tensor(theirs.logprobs), atol=1e-4, rtol=0
         )
+
+
+@pytest.mark.parametrize("with_bias", [False, True])
+def test_a_packed_projection_computes_x_w_transposed_plus_bias(with_bias: bool) -> None:
+    generator = torch.Generator().manual_seed(4)
+    weight = torch.randn(96, 64, generator=generator)
+    bias = torch.randn(96, generator=generator) if with_bias else None
+    projection = _Projection(weight, bias, few_rows=True, packed_rows=8)
+    assert projection.packed is not None
+    for shape in [(8, 64), (3, 64), (1, 64), (2, 7, 64)]:  # its rows, fewer once rows stop; a prefill
+        x = torch.randn(*shape, generator=generator)
+        expected = x @ weight.t() + (bias if bias is not None else 0.0)
+        torch.testing.assert_close(projection(x), expected, rtol=1e-5, atol=1e-5)
+
+
+def test_available_memory_is_read_from_meminfo(tmp_path: Any) -> None:
+    meminfo = tmp_path / "meminfo"
+    meminfo.write_text("MemTotal:       24000000 kB\nMemFree:  100 kB\nMemAvailable:   1500000 kB\n")
+    assert available_cpu_memory(str(meminfo)) == 1500000 * 1024
+    meminfo.write_text("MemTotal:       24000000 kB\n")  # an old kernel's
+    assert available_cpu_memory(str(meminfo)) is None
+    assert available_cpu_memory(str(tmp_path / "missing")) is None
+
+
+def test_packing_is_chosen_only_where_it_pays(tokenizer: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    wide = build_tiny_model(tokenizer, hidden_size=PACK_MIN_HIDDEN, num_layers=1)
+    assert packs_weights(wide, PACK_MIN_ROWS, PACK_MIN_TOKENS)  # x86 builds of torch have oneDNN
+    assert not packs_weights(wide, PACK_MIN_ROWS - 1, PACK_MIN_TOKENS)
+    assert not packs_weights(wide, PACK_MIN_ROWS, PACK_MIN_TOKENS - 1)
+    narrow = build_tiny_model(tokenizer, hidden_size=PACK_MIN_HIDDEN // 2, num_layers=1)
+    assert not packs_weights(narrow, PACK_MIN_ROWS, PACK_MIN_TOKENS)
+    halved = build_tiny_model(tokenizer, hidden_size=PACK_MIN_HIDDEN, num_layers=1).bfloat16()
+    assert not packs_weights(halved, PACK_MIN_ROWS, PACK_MIN_TOKENS)
+    size = sum(p.numel() * p.element_size() for p in wide.parameters())
+    monkeypatch.setattr(direct, "available_cpu_memory", lambda: 4 * size - 1)  # the copy is too big
+    assert not packs_weights(wide, PACK_MIN_ROWS, PACK_MIN_TOKENS)
+    monkeypatch.setattr(direct, "available_cpu_memory", lambda: None)  # unknown: no risk taken
+    assert not packs_weights(wide, PACK_MIN_ROWS, PACK_MIN_TOKENS)
+    monkeypatch.setattr(direct, "available_cpu_memory", lambda: 4 * size)
+    assert packs_weights(wide, PACK_MIN_ROWS, PACK_MIN_TOKENS)
+
+
+def test_decoding_on_packed_weights_matches_the_models_forward(tokenizer: Any) -> None:
+    model = build_lively_model(tokenizer, seed=2, std=0.1, hidden_size=PACK_MIN_HIDDEN, num_layers=2)
+    runner = direct_model_or_reason(model)
+    assert isinstance(runner, DirectModel)
+    ids = [tokenizer.encode(text) for text in TEXTS]
+    prompts = [ids[i % len(ids)] for i in range(PACK_MIN_ROWS)]
+    with torch.inference_mode():
+        prompt = torch.tensor([prompts[0]])
+        rows = torch.zeros(PACK_MIN_ROWS, dtype=torch.long)
+        decoding, _ = runner.start(prompt, torch.ones_like(prompt), rows, PACK_MIN_TOKENS)
+    assert decoding.state is not None
+    for projection in (decoding.state.weights.layers[1].down, decoding.state.weights.lm_head):
+        assert isinstance(projection, _Projection) and projection.packed is not None
+    decoding.close()
+
+    free = HFGenerator(model, tokenizer).generate(
+        prompts, SamplingParams(max_new_tokens=24, seed=7, ignore_stop=True)
+    )
+    for params in (
+        SamplingParams(max_new_tokens=24, seed=7, ignore_stop=True),
+        # Rows that stop early leave the batch: fewer rows on the packed weights from then on.
+        SamplingParams(
+            max_new_tokens=24, seed=7, stop_token_ids=(free[0].token_ids[5], free[3].token_ids[11])
+        ),
+    ):
+        packed = HFGenerator(model, tokenizer).generate(prompts, params)
+        forward = HFGenerator(model, tokenizer, direct=False).generate(prompts, params)
+        assert [c.token_ids for c in packed] == [c.token_ids for c in forward]
+        for ours, theirs in zip(packed, forward, strict=True):
+            torch.testing.assert_close(
+                torch.tensor(ours.logprobs), torch.tensor(theirs.logprobs), atol=1e-4, rtol=0
+            )
+    assert {c.finish_reason for c in packed} == {"stop", "length"}

@@ -79,6 +79,19 @@ def kv_bytes_per_position(model: Any) -> int:
     return 2 * layers * kv_heads * head_dim * element
 
 
+def available_cpu_memory(meminfo: str = "/proc/meminfo") -> int | None:
+    """Bytes of RAM the kernel estimates it can give to new allocations (``MemAvailable``), or None
+    where that is not reported (not Linux)."""
+    try:
+        with open(meminfo, encoding="ascii") as file:
+            for line in file:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024  # reported in kB
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
 def device_memory(device: torch.device) -> int | None:
     """Total memory of ``device`` in bytes: the GPU's, or the machine's RAM for the CPU; None if unknown."""
     if device.type == "cuda":
