@@ -600,26 +600,37 @@ def global_token_mean(session: TrainingSession, values: torch.Tensor, mask: torc
     return sum(g[0] for g in gathered) / max(sum(g[1] for g in gathered), 1.0)
 
 
+def global_moments(session: TrainingSession, values: torch.Tensor) -> tuple[float, float, float]:
+    """Count, mean and std (without Bessel's correction) of ``values`` over every process's.
+    Collective.
+
+    In float64 and in two passes (the global mean, then the squared deviations from it): the one-pass
+    ``E[x^2] - E[x]^2`` loses every digit of the spread once the mean is large beside it (returns
+    of 1000 +- 0.05 have a float32 std of 0 that way)."""
+    x = values.detach().double().flatten()
+    local = (float(x.sum()), float(x.numel()))
+    gathered = session.gather_object(local) if session.world_size > 1 else [local]
+    total, count = sum(g[0] for g in gathered), sum(g[1] for g in gathered)
+    if count == 0:
+        return 0.0, 0.0, 0.0
+    mean = total / count
+    deviations = float(((x - mean) ** 2).sum())
+    squares = sum(session.gather_object(deviations)) if session.world_size > 1 else deviations
+    return count, mean, (squares / count) ** 0.5
+
+
 def global_std(session: TrainingSession, values: torch.Tensor) -> float:
-    """The std of ``values`` over every process's."""
-    sums = [(float(values.sum()), float((values**2).sum()), float(values.numel()))]
-    gathered = session.gather_object(sums[0]) if session.world_size > 1 else sums
-    total, squares, count = (sum(g[i] for g in gathered) for i in range(3))
-    mean = total / max(count, 1.0)
-    return max(squares / max(count, 1.0) - mean * mean, 0.0) ** 0.5
+    """The std of ``values`` over every process's (see :func:`global_moments`). Collective."""
+    return global_moments(session, values)[2]
 
 
 def global_whiten(session: TrainingSession, values: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """``values`` shifted and scaled to mean 0 and std 1 over the masked tokens of every process."""
-    selected = values[mask.bool()]
-    local = (float(selected.sum()), float((selected.double() ** 2).sum()), float(selected.numel()))
-    gathered = session.gather_object(local) if session.world_size > 1 else [local]
-    total, squares, count = (sum(g[i] for g in gathered) for i in range(3))
+    """``values`` shifted and scaled to mean 0 and std 1 over the masked tokens of every process
+    (moments by :func:`global_moments`), 0 off the mask. Collective."""
+    count, mean, std = global_moments(session, values[mask.bool()])
     if count < 2:
         return values * mask
-    mean = total / count
-    std = max(squares / count - mean * mean, 0.0) ** 0.5
-    return (values - mean) / (std + 1e-8) * mask
+    return ((values.double() - mean) / (std + 1e-8) * mask).to(values.dtype)
 
 
 def global_explained_variance(
