@@ -58,6 +58,7 @@ from mrlm.train.dpo import (
 from mrlm.train.dpo.losses import PER_TOKEN_LOSSES, chosen_nll
 from mrlm.train.generation.logprobs import token_logprobs
 from mrlm.train.loop import DistributedConfig, OptimConfig, RunConfig, TrainingSession
+from mrlm.train.loop.config import check_no_accumulation
 from mrlm.train.loop.output_dir import check_output_dir
 from mrlm.train.policy import ModelConfig, load_policy
 from mrlm.train.setting_checks import check_counts, check_non_negative, check_positive
@@ -127,11 +128,7 @@ class PreferenceSettings:
         if self.max_length < 2:
             raise ValueError(f"max_length must be at least 2, got {self.max_length}")
         check_counts(micro_batch_size=self.micro_batch_size)
-        if self.dist.gradient_accumulation_steps != 1:
-            raise ValueError(
-                "DPO splits each batch into micro-batches of micro_batch_size; leave "
-                "dist.gradient_accumulation_steps at 1"
-            )
+        check_no_accumulation(self.dist, "DPO splits each batch into micro-batches of micro_batch_size")
 
 
 @dataclass

@@ -45,6 +45,7 @@ from mrlm.train.config_io import check_values
 from mrlm.train.generation import HFGenerator
 from mrlm.train.generation.logprobs import token_logprobs
 from mrlm.train.loop import DistributedConfig, OptimConfig, RunConfig, TrainingSession
+from mrlm.train.loop.config import check_no_accumulation
 from mrlm.train.loop.output_dir import check_output_dir
 from mrlm.train.mixture import parse_mixture
 from mrlm.train.ops.advantages import group_relative_advantages, groups_with_signal
@@ -118,7 +119,7 @@ class GRPOConfig:
     optim: OptimConfig = field(default_factory=lambda: OptimConfig(learning_rate=1e-4))
     """Optimizer and learning-rate schedule."""
     dist: DistributedConfig = field(default_factory=DistributedConfig)
-    """DDP/FSDP, mixed precision, gradient accumulation."""
+    """DDP/FSDP, mixed precision."""
 
     def __post_init__(self) -> None:
         check_values(self)  # built in Python, it was checked by neither the CLI nor a config file
@@ -133,6 +134,7 @@ class GRPOConfig:
             max_sampling_rounds=self.max_sampling_rounds,
         )
         check_rollout_settings(self)
+        check_no_accumulation(self.dist, "GRPO splits each batch into micro-batches of micro_batch_size")
         check_clip_range(self.clip_low, self.clip_high)
         check_non_negative(kl_coef=self.kl_coef)
         self.parsed_env_kwargs()

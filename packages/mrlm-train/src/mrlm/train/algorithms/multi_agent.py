@@ -75,6 +75,7 @@ from mrlm.train.config_io import check_values
 from mrlm.train.generation import HFGenerator
 from mrlm.train.generation.logprobs import token_logprobs
 from mrlm.train.loop import DistributedConfig, OptimConfig, RunConfig, TrainingSession
+from mrlm.train.loop.config import check_no_accumulation
 from mrlm.train.loop.output_dir import check_output_dir
 from mrlm.train.ops.advantages import StdScaling
 from mrlm.train.ops.credit import (
@@ -219,6 +220,9 @@ class MultiAgentConfig:
             max_sampling_rounds=self.max_sampling_rounds,
         )
         check_rollout_settings(self)
+        check_no_accumulation(
+            self.dist, "each policy's rows are split into micro-batches of micro_batch_size"
+        )
         check_clip_range(self.clip_low, self.clip_high)
         check_non_negative(kl_coef=self.kl_coef)
         if self.policies not in ("shared", "per_agent", "lora"):

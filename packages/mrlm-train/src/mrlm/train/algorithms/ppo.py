@@ -65,6 +65,7 @@ from mrlm.train.config_io import check_values
 from mrlm.train.generation import HFGenerator
 from mrlm.train.generation.logprobs import token_logprobs, token_logprobs_and_entropy
 from mrlm.train.loop import DistributedConfig, OptimConfig, RunConfig, TrainingSession
+from mrlm.train.loop.config import check_no_accumulation
 from mrlm.train.loop.output_dir import check_output_dir
 from mrlm.train.mixture import parse_mixture
 from mrlm.train.ops.estimators import gae
@@ -193,7 +194,7 @@ class PPOConfig:
     optim: OptimConfig = field(default_factory=lambda: OptimConfig(learning_rate=1e-5))
     """Optimizer and learning-rate schedule (of the policy, and of a separate critic but its rate)."""
     dist: DistributedConfig = field(default_factory=DistributedConfig)
-    """DDP/FSDP, mixed precision, gradient accumulation."""
+    """DDP/FSDP, mixed precision."""
 
     def __post_init__(self) -> None:
         check_values(self)  # built in Python, it was checked by neither the CLI nor a config file
@@ -206,6 +207,11 @@ class PPOConfig:
         )
         check_rollout_settings(self)
         check_critic_settings(self)
+        check_no_accumulation(
+            self.dist,
+            "PPO splits each batch into mini-batches of mini_batch_size (an optimizer step each) and "
+            "those into micro-batches of micro_batch_size",
+        )
         if not 0 < self.clip_range < 1:  # the ratio's clip interval must hold 1 and stay above 0
             raise ValueError(f"clip_range must be in (0, 1), got {self.clip_range}")
         check_non_negative(kl_coef=self.kl_coef, kl_target=self.kl_target, reward_clip=self.reward_clip)

@@ -33,6 +33,7 @@ import torch
 
 from mrlm.train.config_io import check_values
 from mrlm.train.loop import DistributedConfig, OptimConfig, RunConfig, TrainingSession
+from mrlm.train.loop.config import check_no_accumulation
 from mrlm.train.loop.output_dir import check_output_dir
 from mrlm.train.policy import ModelConfig, load_policy
 from mrlm.train.setting_checks import check_counts
@@ -107,11 +108,7 @@ class SFTConfig:
             raise ValueError(
                 f"min_reward must be finite (or None to keep every trajectory), got {self.min_reward}"
             )
-        if self.dist.gradient_accumulation_steps != 1:
-            raise ValueError(
-                "SFT splits each batch into micro-batches of micro_batch_size; leave "
-                "dist.gradient_accumulation_steps at 1"
-            )
+        check_no_accumulation(self.dist, "SFT splits each batch into micro-batches of micro_batch_size")
 
 
 @dataclass

@@ -77,7 +77,7 @@ class DistributedConfig:
     mixed_precision: MixedPrecision = "no"
     """Autocast the forward pass to bf16 or fp16 (fp16 needs a GPU); weights stay float32."""
     gradient_accumulation_steps: int = 1
-    """Micro-batches per optimizer step; the algorithm splits its batch and scales each loss by this."""
+    """Micro-batches per optimizer step, for steps that split their batch by it; the built-in algorithms split by their own micro_batch_size and refuse other values."""
     cpu: bool = False
     """Train on CPU even when a GPU is available."""
     cpu_threads: int = 0
@@ -97,6 +97,17 @@ class DistributedConfig:
             )
         if self.cpu_threads < 0:
             raise ValueError(f"cpu_threads must be >= 0 (0 = follow the free cores), got {self.cpu_threads}")
+
+
+def check_no_accumulation(dist: DistributedConfig, batching: str) -> None:
+    """Raise ValueError unless ``dist.gradient_accumulation_steps`` is 1, for an algorithm whose
+    batches are split by its own settings (``batching`` says how): the field is for steps written on
+    :class:`~mrlm.train.loop.TrainingSession` that split by it, and would otherwise change nothing."""
+    if dist.gradient_accumulation_steps != 1:
+        raise ValueError(
+            f"{batching}; leave dist.gradient_accumulation_steps at 1 "
+            f"(got {dist.gradient_accumulation_steps}): it would change nothing here"
+        )
 
 
 @dataclass
