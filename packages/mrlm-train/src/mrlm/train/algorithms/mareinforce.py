@@ -2,9 +2,12 @@
 
 For the ``G`` samples of one agent on one task, with credited rewards ``r_1..r_G``::
 
-    A_i = r_i / (std(r) + eps)        (A_i = r_i with advantage_scaling="none")
+    A_i = r_i
 
 Unbiased but of high variance; see :mod:`mrlm.train.algorithms.multi_agent` for the whole step.
+Its advantages are not centred, so they are not divided by the rewards' spread either
+(``advantage_scaling`` is "none", and "group" or "batch" are refused): a group of equal rewards
+``r`` would get ``r / eps`` (``10**4 r``) and outweigh every other group.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import torch
 from mrlm.train.algorithms import multi_agent
 from mrlm.train.algorithms.multi_agent import MultiAgentConfig
 from mrlm.train.loop import RunConfig
+from mrlm.train.ops.advantages import StdScaling
 from mrlm.train.ops.estimators import no_baseline_advantages
 from mrlm.train.rollout.envs import EnvFactory
 
@@ -33,6 +37,18 @@ class MAREINFORCEConfig(MultiAgentConfig):
 
     run: RunConfig = field(default_factory=lambda: RunConfig(output_dir="runs/mareinforce", max_steps=50))
     """Output directory, steps, seed, checkpoints, logging."""
+    advantage_scaling: StdScaling = "none"
+    """Only "none": uncentred advantages divided by the rewards' std blow up where the rewards agree."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.advantage_scaling != "none":
+            raise ValueError(
+                f"advantage_scaling={self.advantage_scaling!r} divides each reward by the rewards' std, but "
+                "MAREINFORCE has no baseline to centre them: a group of equal rewards r would get r / eps "
+                "(10**4 r). Use advantage_scaling='none', or a baseline that centres them (magrpo, marloo, "
+                "maremax)"
+            )
 
 
 def train(config: MAREINFORCEConfig, *, env: EnvFactory | None = None) -> Path:
