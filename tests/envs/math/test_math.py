@@ -62,6 +62,37 @@ def test_format_reward_follows_the_box_not_the_correctness() -> None:
     assert (reward, info["correct"], info["reward_format"]) == (0.5, False, 0.5)
 
 
+def _episode_return(replies_before: int, *, answer_last: bool) -> tuple[float, list[float]]:
+    """The return of an 8-turn episode: ``replies_before`` wrong boxed replies, then the right one."""
+    env = mrlm.envs.make("mrlm/Math-v0", level=1, topics="arithmetic", max_turns=8, format_reward=0.1)
+    env.reset(seed=0)
+    replies = [_wrong(_answer(env))] * replies_before
+    if answer_last:
+        replies.append(f"\\boxed{{{_answer(env)}}}")
+    formats, total, terminated = [], 0.0, False
+    for reply in replies:
+        assert not terminated
+        _, reward, terminated, _, info = env.step(reply)
+        total += reward
+        formats.append(info["reward_format"])
+    assert terminated
+    return round(total, 9), formats
+
+
+def test_format_reward_is_paid_once_per_episode() -> None:
+    # Paid on every boxed reply, 7 wrong boxed answers then the right one returned 1.8, and 8 wrong
+    # ones 0.8, against 1.1 for the right answer at once.
+    assert _episode_return(0, answer_last=True) == (1.1, [0.1])
+    assert _episode_return(7, answer_last=True) == (1.1, [0.1] + [0.0] * 7)
+    assert _episode_return(8, answer_last=False) == (0.1, [0.1] + [0.0] * 7)
+    env = mrlm.envs.make("mrlm/Math-v0", level=1, topics="arithmetic", max_turns=3, format_reward=0.1)
+    env.reset(seed=0)
+    assert env.step("I am not sure yet.")[4]["reward_format"] == 0.0  # an unboxed reply leaves it
+    assert env.step(_wrong(_answer(env)))[4]["reward_format"] == 0.1
+    env.reset(seed=0)  # a new episode pays it again
+    assert env.step(f"\\boxed{{{_answer(env)}}}")[1] == pytest.approx(1.1)
+
+
 @pytest.mark.parametrize("topic", TOPICS)
 def test_every_topic_accepts_its_own_answer_and_common_rewrites(topic: str) -> None:
     env = MathEnv(topics=topic, max_turns=1)

@@ -224,16 +224,17 @@ def test_env_tool_plays_an_episode_through_its_submit_tool() -> None:
     assert tool.get_reward() == 0.0
     assert tool.submit("\\boxed{5}") == RETRY
     assert tool.submit("\\boxed{6}") == CORRECT
-    assert tool.get_reward() == pytest.approx(0.1 + 1.1)  # the episode's return
+    # The episode's return: the format reward is paid once, with the first boxed reply.
+    assert tool.get_reward() == pytest.approx(0.1 + 1.0)
     assert tool.submit("\\boxed{6}") == EPISODE_OVER  # the env is not stepped again
-    assert tool.get_reward() == pytest.approx(1.2)
+    assert tool.get_reward() == pytest.approx(1.1)
 
     # A new rollout starts from zero; a prompt without the task gets it from reset.
     assert tool.reset(seed=3, prompt=[{"role": "user", "content": ""}]) == "Reply with the digit 3."
     assert tool.get_reward() == 0.0
     assert tool.submit("\\boxed{1}") == RETRY
     assert tool.submit("\\boxed{2}") == FINAL_WRONG
-    assert tool.get_reward() == pytest.approx(0.2)
+    assert tool.get_reward() == pytest.approx(0.1)  # two boxed replies, one format reward
     with pytest.raises(ValueError, match="no 'seed' column"):
         tool.reset(prompt=row["prompt"])
     with pytest.raises(ValueError, match="does not hold the env's observation"):

@@ -55,11 +55,14 @@ class MathEnv(TextEnv):
     the answer is wrong, missing or too slow to check. Feedback never reveals the gold answer.
 
     ## Rewards
-    ``correct_reward`` (1.0) for a correct answer, else 0.0, plus ``format_reward`` (0.0) when the final
-    answer was given in ``\\boxed{}`` (right or wrong). ``info`` carries ``reward_correct``,
-    ``reward_format``, ``correct``, ``extracted_answer``, ``answer_source`` (``"boxed"``, ``"hashes"``,
-    ``"answer_is"``, ``"last_number"`` or None), ``verify_method`` (``"exact"``, ``"text"``,
-    ``"math_verify"``, ``"none"``, ``"too_long"``), ``verify_timeout`` and ``verify_error``.
+    ``correct_reward`` (1.0) for a correct answer, else 0.0, plus ``format_reward`` (0.0) for the
+    episode's first reply whose final answer is in ``\\boxed{}`` (right or wrong). The format reward is
+    paid at most once per episode: with ``max_turns > 1``, later boxed replies earn none, so a right
+    answer given after wrong ones never returns more than the same answer given at once. ``info``
+    carries ``reward_correct``, ``reward_format`` (paid with this reply), ``correct``,
+    ``extracted_answer``, ``answer_source`` (``"boxed"``, ``"hashes"``, ``"answer_is"``,
+    ``"last_number"`` or None), ``verify_method`` (``"exact"``, ``"text"``, ``"math_verify"``,
+    ``"none"``, ``"too_long"``), ``verify_timeout`` and ``verify_error``.
 
     ## Starting State
     Generated tasks: ``reset(seed=s)`` draws the level (when ``level`` is None), the topic and the task
@@ -92,7 +95,7 @@ class MathEnv(TextEnv):
     | ``records`` | ``None`` | GSM8K/MATH records (list, JSONL path or ``Dataset``) instead of the generator |
     | ``max_turns`` | 1 | replies allowed; after a wrong one the agent may try again |
     | ``correct_reward`` | 1.0 | reward for a correct answer |
-    | ``format_reward`` | 0.0 | extra reward when the final answer is in ``\\boxed{}`` |
+    | ``format_reward`` | 0.0 | extra reward, once per episode, for the first reply answering in ``\\boxed{}`` |
     | ``percent_as_fraction`` | ``False`` | True: ``50%`` means 0.5; False: ``%`` is a unit, ``50% == 50`` |
     | ``verify_timeout`` | 5.0 | seconds a symbolic check may take; a timeout counts as wrong |
     | ``answer_window`` | 8000 | characters at the end of a reply searched for the final answer |
@@ -138,10 +141,12 @@ class MathEnv(TextEnv):
         self.verify_timeout = timeout
         self.answer_window = answer_window
         self.task: MathTask | None = None
+        self._format_paid = False
 
     def _start(self, rng: np.random.Generator, options: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         self.task = self._record(rng, options) if self.records is not None else self._generate(rng, options)
         task = self.task
+        self._format_paid = False
         info = {
             "system_prompt": SYSTEM_PROMPT,
             "level": task.level,
@@ -179,7 +184,10 @@ class MathEnv(TextEnv):
             timeout=self.verify_timeout,
         )
         reward_correct = self.correct_reward if verdict.correct else 0.0
-        reward_format = self.format_reward if found.source == "boxed" else 0.0
+        # The format reward is paid once per episode: the first boxed reply earns it, later ones do not.
+        reward_format = 0.0
+        if found.source == "boxed" and not self._format_paid:
+            reward_format, self._format_paid = self.format_reward, True
         info = {
             "correct": verdict.correct,
             "extracted_answer": found.answer,
