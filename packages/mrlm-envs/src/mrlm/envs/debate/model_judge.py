@@ -2,9 +2,11 @@
 
 The model is any ``(messages) -> str`` callable, such as a local pipeline, or an OpenAI-compatible
 endpoint through :class:`~mrlm.envs.debate.chat_http.OpenAIChat`. The reply must end with a line such
-as ``PRO: 7/10, CON: 4/10`` (or hold a JSON object ``{"pro": 7, "con": 4}``). A reply without both
-scores, a failing call or an out-of-range score raises :class:`JudgeError`, or hands the debate to the
-``fallback`` judge when one is set; no score is ever invented.
+as ``PRO: 7/10, CON: 4/10`` (or with a JSON object ``{"pro": 7, "con": 4}``); the score statement that
+comes last in the reply is the verdict, so scores the judge quotes from the transcript before its own
+(a debater may plant either form in a speech) do not count. A reply without both scores, a failing
+call or an out-of-range score raises :class:`JudgeError`, or hands the debate to the ``fallback``
+judge when one is set; no score is ever invented.
 """
 
 from __future__ import annotations
@@ -50,19 +52,28 @@ _FLAT_OBJECT = re.compile(r"\{[^{}]*\}")
 def parse_scores(reply: str, scale: float = 10.0) -> dict[Side, float]:
     """The two side scores of a judge's reply, as fractions in [0, 1].
 
-    Accepted, last occurrence wins: a JSON object with ``pro`` and ``con`` keys (any case; values
-    numbers or strings like ``"7/10"``), else ``PRO: 7/10``-style fields (``PRO: 7``, ``**Pro**: 7.5 / 10``,
-    ``CON score = 4``). A score written without a denominator is out of ``scale``.
+    Two forms of score statement are read: ``PRO: 7/10``-style fields (``PRO: 7``,
+    ``**Pro**: 7.5 / 10``, ``CON score = 4``; each side's last field counts, and the statement ends
+    where the later of the two ends), and a flat JSON object with ``pro`` and ``con`` keys (any case;
+    values numbers or strings like ``"7/10"``; the last such object counts). When the reply holds
+    both, the statement that ends last wins, whichever its form: a JSON object quoted before the
+    final ``PRO: x/10, CON: y/10`` line does not override it, nor does a line quoted before a final
+    JSON object. A score written without a denominator is out of ``scale``.
 
     Raises:
         JudgeError: a side's score is missing, or a score lies outside [0, 1] once divided.
     """
-    found = _scores_from_json(reply) or _scores_from_lines(reply)
-    if found is None:
+    statements = [
+        statement
+        for statement in (_scores_from_json(reply), _scores_from_lines(reply))
+        if statement is not None
+    ]
+    if not statements:
         raise JudgeError(
             "the judge's reply holds no score for both sides (expected a line 'PRO: 7/10, CON: 4/10'); "
             f"reply: {reply[-QUOTE_CHARS:]!r}"
         )
+    found, _ = max(statements, key=lambda statement: statement[1])
     scores: dict[Side, float] = {}
     for side in SIDES:
         value, denominator = found[side]
@@ -75,23 +86,29 @@ def parse_scores(reply: str, scale: float = 10.0) -> dict[Side, float]:
 
 
 Fraction = tuple[float, float | None]
+#: Both sides' scores, and the offset in the reply where the statement giving them ends.
+Statement = tuple[dict[Side, Fraction], int]
 
 
-def _scores_from_lines(reply: str) -> dict[Side, Fraction] | None:
+def _scores_from_lines(reply: str) -> Statement | None:
+    """Each side's last ``PRO: 7/10``-style field, ending where the later of the two ends."""
     found: dict[Side, Fraction] = {}
+    end = 0
     for side, pattern in _SCORE_LINE.items():
-        matches = pattern.findall(reply)
+        matches = list(pattern.finditer(reply))
         if not matches:
             return None
-        value, denominator = matches[-1]
+        value, denominator = matches[-1].groups()
         found[side] = (float(value), float(denominator) if denominator else None)
-    return found
+        end = max(end, matches[-1].end())
+    return found, end
 
 
-def _scores_from_json(reply: str) -> dict[Side, Fraction] | None:
-    for candidate in reversed(_FLAT_OBJECT.findall(reply)):
+def _scores_from_json(reply: str) -> Statement | None:
+    """The last flat JSON object giving both sides' scores, and where it ends."""
+    for candidate in reversed(list(_FLAT_OBJECT.finditer(reply))):
         try:
-            data = json.loads(candidate)
+            data = json.loads(candidate.group())
         except ValueError:
             continue
         if not isinstance(data, dict):
@@ -99,7 +116,7 @@ def _scores_from_json(reply: str) -> dict[Side, Fraction] | None:
         lowered = {str(key).strip().lower(): value for key, value in data.items()}
         pro, con = _json_score(lowered.get(PRO)), _json_score(lowered.get(CON))
         if pro is not None and con is not None:
-            return {PRO: pro, CON: con}
+            return {PRO: pro, CON: con}, candidate.end()
     return None
 
 
