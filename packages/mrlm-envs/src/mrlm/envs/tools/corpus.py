@@ -4,11 +4,17 @@ A collection is given as records (mappings) or a JSONL file of them, one per lin
 
     {"id": "varrow-lighthouse", "title": "Varrow Lighthouse", "text": "...",
      "questions": [{"question": "Which engineer built ...?", "answer": "Matilda Crane",
-                    "aliases": ["M. Crane"]}],
+                    "aliases": ["M. Crane"], "distractors": ["Hester Quillon"]}],
      "facts": [{"phrase": "the year the Varrow Lighthouse was completed", "value": 1847}]}
 
 ``questions`` and ``facts`` are optional: documents without them are searchable but never asked
 about. An answer made only of digits is compared as an integer, any other as normalised text.
+``aliases`` (other accepted texts) and ``distractors`` (plausible wrong answers) are optional. A text
+answer that names a distractor, or the answer of another question in the collection, besides the
+expected words is wrong; so is one with words around the expected ones that are neither filler nor
+the question's ("goat cow sheep" for "sheep"). A question that itself names the candidates
+("... from goat's, cow's or sheep's milk?") should list them under ``distractors`` (see
+:mod:`mrlm.envs.tools.answers`).
 """
 
 from __future__ import annotations
@@ -27,12 +33,14 @@ DocumentSource = Sequence[Mapping[str, Any]] | str | os.PathLike[str] | None
 
 @dataclass(frozen=True)
 class Question:
-    """A question answered by a document: ``answer`` (and any alias) is the accepted answer."""
+    """A question answered by a document: ``answer`` (and any alias) is the accepted answer, and
+    an answer that also names one of ``distractors`` is refused."""
 
     document_id: str
     question: str
     answer: str
     aliases: tuple[str, ...] = ()
+    distractors: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -77,7 +85,10 @@ def load_corpus(source: DocumentSource = None) -> Corpus:
         documents.append(document)
         for item in record.get("questions", ()):
             aliases = tuple(str(alias) for alias in item.get("aliases", ()))
-            questions.append(Question(document.id, str(item["question"]), str(item["answer"]), aliases))
+            distractors = tuple(str(text) for text in item.get("distractors", ()))
+            questions.append(
+                Question(document.id, str(item["question"]), str(item["answer"]), aliases, distractors)
+            )
         for item in record.get("facts", ()):
             if not isinstance(item.get("value"), int) or isinstance(item.get("value"), bool):
                 raise ValueError(f"document {document.id!r}: a fact's value must be an integer")

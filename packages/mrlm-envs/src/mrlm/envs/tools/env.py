@@ -102,7 +102,10 @@ class ToolUseEnv(TextEnv):
     | ``reward_over_budget`` | ``-over_budget_penalty`` (0.05) each | calls beyond ``call_budget`` (8) in the episode |
 
     Numbers are compared exactly (integers) or within the task's tolerance (rounded decimals); text
-    after normalisation (case, punctuation, articles). ``info["tool_calls"]`` lists every call of the
+    after normalisation (case, punctuation, articles), where up to three filler words or words of the
+    question may stand around the expected ones ("the river Tamsel"), but an answer that also names
+    another candidate answer of the task (another item name, another answer of the collection, a
+    record's ``distractors``) is wrong: a list of candidates scores 0. ``info["tool_calls"]`` lists every call of the
     episode so far (``turn``, ``name``, ``arguments``, ``ok``, ``malformed``, ``result`` cut to 500
     characters); ``info`` also has ``answered``, ``answer``, ``correct``, ``calls`` and
     ``malformed_calls``, and ``expected_answer`` once the agent has answered.
@@ -243,7 +246,13 @@ class ToolUseEnv(TextEnv):
         answer = extract_final_answer(action)
         task = self.task
         correct = answer_matches(
-            answer, task.answer, task.answer_type, tolerance=task.tolerance, aliases=task.aliases
+            answer,
+            task.answer,
+            task.answer_type,
+            tolerance=task.tolerance,
+            aliases=task.aliases,
+            distractors=task.distractors,
+            question=task.question,
         )
         reward = self.rewards.correct if correct else 0.0
         info = self._info(answered=True, answer=answer, correct=correct, reward_correct=reward)

@@ -14,6 +14,15 @@ kind               example                                                tools 
 task records its kind's parameters in ``metadata`` (for scripted agents and analysis); ``data``
 tasks carry the files to place in the workspace, and ``program`` and ``data`` tasks a reference
 program that prints the answer.
+
+Tasks with a text answer list the other candidate answers as ``distractors``, which the judge
+refuses alongside the expected words: for ``data`` "which item" tasks, the other item names of
+:data:`ITEMS`; for ``lookup`` tasks, the question's own ``distractors`` from its record, then the
+text answers and aliases of every other question in the collection. The env also gives the judge
+the question, whose words (with a few filler words) are the only ones allowed around the expected
+answer, so a guess list the task lists nowhere ("goat cow sheep" for "sheep") is refused too; a
+question that names its candidates ("which of anchor, bracket or clamp ...?") relies on the
+distractors.
 """
 
 from __future__ import annotations
@@ -26,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from mrlm.envs.tools.answers import AnswerType
-from mrlm.envs.tools.corpus import Corpus
+from mrlm.envs.tools.corpus import Corpus, Question
 
 TOOL_NAMES = ("calculator", "search", "python", "files")
 KINDS = ("arithmetic", "lookup", "program", "data", "lookup_compute")
@@ -53,6 +62,9 @@ class ToolTask:
         tools: groups of tool names; the task needs one tool of each group.
         tolerance: largest accepted absolute error for ``"number"`` answers.
         aliases: other accepted texts for ``"text"`` answers.
+        distractors: the task's other candidate answers, for ``"text"`` answers: a text answer that
+            names one of them besides the expected words is wrong (see
+            :func:`~mrlm.envs.tools.answers.answer_matches`), so a list of guesses is refused.
         files: files (path -> text) placed in the workspace before the episode starts.
         metadata: the parameters the task was made from.
     """
@@ -64,6 +76,7 @@ class ToolTask:
     tools: tuple[tuple[str, ...], ...]
     tolerance: float = 0.0
     aliases: tuple[str, ...] = ()
+    distractors: tuple[str, ...] = ()
     files: dict[str, str] = field(default_factory=dict)
     metadata: dict[str, Any] = field(default_factory=dict)
 
@@ -161,8 +174,21 @@ def _lookup(rng: np.random.Generator, corpus: Corpus) -> ToolTask:
         answer_type,
         KIND_TOOLS["lookup"],
         aliases=item.aliases,
+        distractors=_lookup_distractors(item, corpus) if answer_type == "text" else (),
         metadata={"document_id": item.document_id},
     )
+
+
+def _lookup_distractors(item: Question, corpus: Corpus) -> tuple[str, ...]:
+    """The question's own ``distractors``, then the text answers (and aliases) of the collection's
+    other questions: an answer that also names one of them is a list of guesses."""
+    others = (
+        text
+        for question in corpus.questions
+        if question is not item and not question.answer.isdigit()
+        for text in (question.answer, *question.aliases)
+    )
+    return tuple(dict.fromkeys((*item.distractors, *others)))
 
 
 def _lookup_compute(rng: np.random.Generator, corpus: Corpus) -> ToolTask:
@@ -351,6 +377,8 @@ def _data(rng: np.random.Generator, corpus: Corpus) -> ToolTask:
         value,
         answer_type,
         KIND_TOOLS["data"],
+        # "Which item": every other item name is a wrong answer, whether or not the file lists it.
+        distractors=tuple(item for item in ITEMS if item != value) if answer_type == "text" else (),
         files={SALES_PATH: text},
         metadata={"template": template, "path": SALES_PATH, "code": code, **parameters},
     )
