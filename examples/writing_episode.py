@@ -84,7 +84,7 @@ def main() -> None:
     print(env.render())
     print(f"team reward {total:.3f} (shared by both writers); components:")
     for name, value in info["components"].items():
-        print(f"  {name:<12} {value:.3f}")
+        print(f"  {name:<16} {value:.3f}")
     print("the summary writer's own part:", {k: round(v, 3) for k, v in info["agent_components"].items()})
 
     post = env.game.task.source

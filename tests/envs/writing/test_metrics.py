@@ -9,7 +9,11 @@ from mrlm.envs.writing.metrics import (
     bigram_precision,
     copied_fraction,
     distinct_n,
+    function_word_share,
+    function_word_variety,
     overlap_coefficient,
+    same_class_share,
+    shared_fraction,
     type_token_ratio,
     unigram_precision,
 )
@@ -116,3 +120,46 @@ def test_overlap_coefficient_measures_the_shorter_part_covered() -> None:
     assert overlap_coefficient(summary, expansion) == pytest.approx(3 / 4)
     assert overlap_coefficient(expansion, summary) == pytest.approx(3 / 4)  # symmetric
     assert overlap_coefficient([], expansion) == 0.0
+
+
+def test_shared_fraction_counts_a_shared_passage_in_both_texts() -> None:
+    # With span 3, "b c d" is in both texts: 3 tokens of the 5 in the first, 3 of the 4 in the second.
+    assert shared_fraction(["a", "b", "c", "d", "e"], ["b", "c", "d", "x"], 3) == pytest.approx(6 / 9)
+    # A 3-token summary quoted in a 12-token expansion: 3 + 3 of 15 tokens.
+    summary = ["p", "q", "r"]
+    expansion = [*summary, *(f"w{i}" for i in range(9))]
+    assert shared_fraction(summary, expansion, 3) == pytest.approx(6 / 15)
+    assert shared_fraction(summary, summary, 3) == 1.0  # identical texts
+    assert shared_fraction(["a", "b"], ["a", "b"], 3) == 0.0  # shorter than a span
+    assert shared_fraction(["a", "b", "c"], [], 3) == 0.0
+    assert shared_fraction([], [], 3) == 0.0
+    with pytest.raises(ValueError, match="positive"):
+        shared_fraction([], [], 0)
+
+
+def test_function_word_share_by_hand() -> None:
+    # the, on, the are function words: 3 of 6 tokens.
+    assert function_word_share(tokens("The cat sat on the mat")) == pytest.approx(0.5)
+    assert function_word_share(tokens("soil moisture sensor farms")) == 0.0
+    assert function_word_share(tokens("of the and")) == 1.0
+    assert function_word_share([]) == 0.0
+
+
+def test_function_word_variety_by_hand() -> None:
+    # Function words in order: in, the, of, a, to, the -> 5 bigrams, all different.
+    text = tokens("Farmers in the hills of a dry region need to water the crops")
+    assert function_word_variety(text) == pytest.approx(1.0)
+    # Fillers cycled four times: the of and the of and the of and the of and -> 11 bigrams, 3 kinds.
+    fillers = tokens(" ".join(f"w{i} {f}" for i, f in enumerate(["the", "of", "and"] * 4)))
+    assert function_word_variety(fillers) == pytest.approx(3 / 11)
+    assert function_word_variety(tokens("soil the moisture")) == 0.0  # one function word: no pair
+    assert function_word_variety([]) == 0.0
+
+
+def test_same_class_share_by_hand() -> None:
+    # the-new mixed, new-soil content, soil-sensor content, sensor-is mixed, is-in function,
+    # in-the function, the-field mixed: 4 of 7 pairs stay in one class.
+    assert same_class_share(tokens("the new soil sensor is in the field")) == pytest.approx(4 / 7)
+    assert same_class_share(tokens("soil the water of crops and yield")) == 0.0  # strict alternation
+    assert same_class_share(tokens("soil moisture sensor")) == 1.0  # content words only
+    assert same_class_share(["soil"]) == 0.0

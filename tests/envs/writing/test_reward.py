@@ -22,10 +22,16 @@ TEAM_COMPONENTS = {
     "diversity",
     "overlap",
     "copied",
+    "echoed",
+    "function_words",
+    "function_variety",
+    "same_class",
+    "prose",
     "ratio",
     "coherence",
     "quality",
     "topicality",
+    "grammar",
     "fluency",
     "originality",
 }
@@ -39,6 +45,11 @@ PART_COMPONENTS = {
     "bigram_overlap",
     "overlap",
     "copied",
+    "echoed",
+    "function_words",
+    "function_variety",
+    "same_class",
+    "prose",
 }
 
 
@@ -95,8 +106,13 @@ def test_components_by_hand() -> None:
     # quality = 0.35 * length + 0.15 * ratio + 0.2 * coherence + 0.3 * rouge (0 here), weights sum to 1.
     quality = 0.35 * score.components["length"] + 0.15 * score.components["ratio"]
     assert score.components["quality"] == pytest.approx(quality)
-    # Off topic: topicality is the floor, 0.1; fluent and original: factors 1.
-    assert score.total == pytest.approx(quality * 0.1)
+    # No function words: not prose, so grammar is its floor, 0.02, and fluency the lower of that and
+    # the diversity factor, 1. Nothing shared with the source or between the parts: originality 1.
+    assert own["function_words"] == own["prose"] == score.components["prose"] == 0.0
+    assert score.components["grammar"] == score.components["fluency"] == pytest.approx(0.02)
+    assert score.components["echoed"] == 0.0 and score.components["originality"] == 1.0
+    # Off topic: topicality is the floor, 0.1.
+    assert score.total == pytest.approx(quality * 0.1 * 0.02)
 
 
 def test_repeated_word_diversity_by_hand() -> None:
@@ -163,6 +179,14 @@ def test_weights_and_parameters_are_validated() -> None:
         WritingReward(copy_weight=2.0)
     with pytest.raises(ValueError, match="off_topic_floor"):
         WritingReward(off_topic_floor=-0.1)
+    with pytest.raises(ValueError, match="function_threshold must be positive"):
+        WritingReward(function_threshold=0.0)
+    with pytest.raises(ValueError, match="variety_threshold must be positive"):
+        WritingReward(variety_threshold=-1.0)
+    with pytest.raises(ValueError, match="same_class_threshold must be positive"):
+        WritingReward(same_class_threshold=float("nan"))
+    with pytest.raises(ValueError, match="prose_floor must be in"):
+        WritingReward(prose_floor=1.5)
 
 
 def test_as_score_accepts_a_pair_and_rejects_garbage() -> None:

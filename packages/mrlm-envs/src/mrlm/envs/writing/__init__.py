@@ -1,8 +1,8 @@
 """Cooperative writing: agents write complementary parts of one text (``mrlm/Writing-v0``).
 
 The pieces, each usable alone: :mod:`~mrlm.envs.writing.text` (words and tokens),
-:mod:`~mrlm.envs.writing.metrics` (length bands, distinct-n, overlap, copying, coherence),
-:mod:`~mrlm.envs.writing.rouge` (ROUGE-1/2/L), :mod:`~mrlm.envs.writing.tasks` and
+:mod:`~mrlm.envs.writing.metrics` (length bands, distinct-n, function words, overlap, copying,
+coherence), :mod:`~mrlm.envs.writing.rouge` (ROUGE-1/2/L), :mod:`~mrlm.envs.writing.tasks` and
 :mod:`~mrlm.envs.writing.records` (what is written, from built-in texts or dataset records),
 :mod:`~mrlm.envs.writing.reward` (pluggable rewards and the default one),
 :mod:`~mrlm.envs.writing.game` (the rules, free of any RL API) and :mod:`~mrlm.envs.writing.env`

@@ -84,10 +84,11 @@ class WritingEnv(_WritingArguments, GameParallelEnv[WritingGame]):
     Shared: both agents get the same reward. Each round the joint text is scored by ``reward_fn``
     (default :class:`~mrlm.envs.writing.reward.WritingReward`: length bands, length ratio, overlap
     with the source, coherence between the parts, ROUGE against the reference when there is one,
-    gated by topicality, lexical diversity and originality; a score in [0, 1]). The reward of round
-    ``r`` is ``score_r - score_(r-1)``, so an episode's rewards sum to the final score. Every step's
-    ``info`` holds ``round``, ``score``, ``reward``, ``components`` (team-wide) and
-    ``agent_components`` (this agent's part: ``words``, ``length``, ``distinct_1``, ...).
+    gated by topicality, fluency (lexical diversity, and function words used as prose uses them)
+    and originality (no copying from the source or between the parts); a score in [0, 1]). The
+    reward of round ``r`` is ``score_r - score_(r-1)``, so an episode's rewards sum to the final
+    score. Every step's ``info`` holds ``round``, ``score``, ``reward``, ``components`` (team-wide)
+    and ``agent_components`` (this agent's part: ``words``, ``length``, ``distinct_1``, ...).
 
     ## Starting State
     ``reset(seed=s)`` serves task ``s % n`` of the collection (seeds ``0..n-1`` visit every task once);
