@@ -290,3 +290,24 @@ def test_without_peft_the_error_says_how_to_install(monkeypatch: pytest.MonkeyPa
     monkeypatch.setitem(sys.modules, "peft", None)  # as on a machine without peft
     with pytest.raises(ImportError, match=r"policies='lora' needs the peft package: pip install peft"):
         agent_adapters(ModelConfig(name_or_path="tiny"), ["first", "second"], seed=0)
+
+
+@pytest.mark.usefixtures("one_thread")
+def test_a_checkpoint_of_adapters_refuses_another_base(tmp_path: Path) -> None:
+    """The adapters' checkpoint does not hold the base they were trained on; resuming them on another
+    base (here the tiny model with other weights) is refused, where it used to train on silently."""
+    from mrlm.train.loop.errors import CheckpointError
+    from mrlm.train.tiny import build_tiny_model, build_tiny_tokenizer, save_tiny
+
+    first = _config(tmp_path / "run", max_steps=1, save_every=1)
+    magrpo.train(first, env=_env)
+    tokenizer = build_tiny_tokenizer()
+    other = save_tiny(tmp_path / "other", build_tiny_model(tokenizer, seed=5), tokenizer)
+    on_other = dataclasses.replace(
+        first,
+        model=ModelConfig(name_or_path=str(other), lora_r=4),
+        run=dataclasses.replace(first.run, max_steps=2, resume="latest"),
+    )
+    with pytest.raises(CheckpointError, match="not the base model they were trained on"):
+        magrpo.train(on_other, env=_env)
+    assert [row["step"] for row in _metrics(tmp_path / "run")] == [1]  # nothing trained

@@ -10,7 +10,9 @@ done)::
     trainer.pt       step, each model's scheduler state (and the fp16 loss-scaler's)
     config.yaml      the run's resolved config
     meta.json        format, step, world size, strategy, the names of the trainable models, the
-                     class of the run's config (another algorithm's run refuses the checkpoint)
+                     class of the run's config (another algorithm's run refuses the checkpoint), a
+                     digest of the weights a model runs but the checkpoint leaves out (the base
+                     under per-agent adapters; another base refuses the checkpoint)
 
 Frozen models (a reference policy) are not saved: they never change, and the algorithm builds them
 again from its config when it resumes.
@@ -38,6 +40,7 @@ All ranks share ``output_dir`` (a shared filesystem when there are several machi
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import re
@@ -47,6 +50,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from torch.distributed.tensor import DTensor
 
 from mrlm.train.loop.errors import CheckpointError
 from mrlm.train.loop.fsio import fsync_dir, fsync_tree, remove_tree, write_text, write_torch
@@ -157,6 +161,40 @@ def write_state(directory: Path, parts: Mapping[str, tuple[torch.nn.Module, torc
             optimizer.state.clear()
 
 
+def unsaved_fingerprints(
+    parts: Mapping[str, tuple[torch.nn.Module, torch.optim.Optimizer]],
+) -> dict[str, str]:
+    """For each model of ``parts`` that runs weights the checkpoint leaves out, a digest of them.
+
+    A model that runs modules it does not register (an agent's adapter view of the base that every
+    agent shares) names them with ``unregistered_modules()``; its state dict, and so a checkpoint,
+    holds only its own weights. The digest covers those modules' parameters that no model of
+    ``parts`` registers (the base, not the other agents' adapters): names, shapes, dtypes and 64
+    values spread over each tensor, enough to tell another base (other weights differ almost
+    everywhere) without reading whole tensors.
+    """
+    saved = {id(param) for model, _ in parts.values() for param in model.parameters()}
+    fingerprints: dict[str, str] = {}
+    for name, (model, _) in parts.items():
+        unregistered = getattr(model, "unregistered_modules", None)
+        if not callable(unregistered):
+            continue
+        digest = hashlib.sha256()
+        count = 0
+        for module in unregistered():
+            for key, tensor in module.named_parameters():
+                if id(tensor) in saved or isinstance(tensor, DTensor):
+                    continue  # a DTensor: each process holds another shard, and every process checks
+                flat = tensor.detach().reshape(-1)
+                sample = flat[:: max(1, flat.numel() // 64)][:64].to(device="cpu", dtype=torch.float64)
+                digest.update(f"{key}:{tuple(tensor.shape)}:{tensor.dtype};".encode())
+                digest.update(sample.numpy().tobytes())
+                count += 1
+        if count:
+            fingerprints[name] = digest.hexdigest()
+    return fingerprints
+
+
 def _state_dicts(parts: Mapping[str, tuple[torch.nn.Module, torch.optim.Optimizer]]) -> dict[str, Any]:
     from torch.distributed.checkpoint.state_dict import get_state_dict
 
@@ -244,6 +282,14 @@ def load_state(
         raise CheckpointError(
             f"checkpoint {path} holds the models {sorted(saved)}, this run trains {sorted(parts)}"
         )
+    fingerprints, ours = meta.get("unsaved_weights") or {}, unsaved_fingerprints(parts)
+    for name in parts:
+        if name in fingerprints and ours.get(name) != fingerprints[name]:
+            raise CheckpointError(
+                f"checkpoint {path} holds model {name!r}'s own weights (adapters) but not the base model "
+                "they were trained on, and this run's base is another one: resume with the base model "
+                "named in the checkpoint's config.yaml"
+            )
     states = _state_dicts(parts)
     for name in parts:
         misfit = _misfit(path, name, states[f"{name}.model"])

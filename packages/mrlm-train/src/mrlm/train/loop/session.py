@@ -642,6 +642,7 @@ class TrainingSession:
                     "optimizer_has_state": had_state,
                     "models": self.model_names,
                     "config": self._config_kind,
+                    "unsaved_weights": ckpt.unsaved_fingerprints(self._checkpoint_parts()),
                     "time": time.time(),
                 },
             )
