@@ -123,11 +123,15 @@ def test_resumed_run_matches_an_uninterrupted_one(tmp_path: Path) -> None:
     _assert_same_weights(straight, resumed)
 
 
-def test_epochs_decide_the_number_of_steps(tmp_path: Path) -> None:
-    train(_config(tmp_path, batch_size=3, micro_batch_size=3, epochs=2.0))
+def test_epochs_decide_the_number_of_steps(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    train(_config(tmp_path, batch_size=3, micro_batch_size=3, epochs=2.0))  # and run.max_steps=4
     rows = _metrics(tmp_path / "run")
     assert [row["step"] for row in rows] == [1, 2, 3]  # ceil(2 * 4 / 3)
     assert [row["epoch"] for row in rows] == pytest.approx([0.75, 1.5, 2.25])
+    # The max_steps given beside epochs (a flag over a config file setting epochs) is said unused.
+    assert (
+        "epochs=2 decides the run's length, 3 steps; run.max_steps=4 is not used" in capsys.readouterr().out
+    )
 
 
 def test_min_reward_keeps_the_rewarded_trajectories(tmp_path: Path) -> None:

@@ -51,6 +51,9 @@ from mrlm.train.sft import (
 )
 from mrlm.train.sft.sources import check_has_records, check_source
 
+#: Steps of a run that sets neither ``run.max_steps`` nor ``epochs``.
+DEFAULT_MAX_STEPS = 100
+
 
 @dataclass
 class SFTConfig:
@@ -73,13 +76,15 @@ class SFTConfig:
     micro_batch_size: int = 8
     """Rows per forward/backward pass: examples when padding, packed rows when packing."""
     epochs: float | None = None
-    """Passes over the data; when set, it decides run.max_steps (ceil(epochs * examples / batch_size))."""
+    """Passes over the data; when set, it decides run.max_steps (ceil(epochs * examples / batch_size)), and a max_steps given too is not used."""
     shuffle: bool = True
     """Visit the examples of each epoch in a seeded random order (else in file order)."""
     model: ModelConfig = field(default_factory=lambda: ModelConfig(name_or_path="tiny"))
     """The model: a Hugging Face model name or path, or "tiny" for a small local model."""
 
-    run: RunConfig = field(default_factory=lambda: RunConfig(output_dir="runs/sft", max_steps=100))
+    run: RunConfig = field(
+        default_factory=lambda: RunConfig(output_dir="runs/sft", max_steps=DEFAULT_MAX_STEPS)
+    )
     """Output directory, steps, seed, checkpoints, logging."""
     optim: OptimConfig = field(default_factory=lambda: OptimConfig(learning_rate=1e-5))
     """Optimizer and learning-rate schedule."""
@@ -197,9 +202,14 @@ def train(config: SFTConfig) -> Path:
     print(f"SFT data: {report.summary()}")
     if not examples:
         raise SFTDataError(f"no example of {config.data} is left to train on: {report.summary()}")
-    config = dataclasses.replace(
-        config, run=dataclasses.replace(config.run, max_steps=steps_for(config, len(examples)))
-    )
+    steps = steps_for(config, len(examples))
+    if config.epochs is not None and config.run.max_steps not in (steps, DEFAULT_MAX_STEPS):
+        # A max_steps given with epochs (a flag over a config file that sets epochs) is not used.
+        print(
+            f"SFT: epochs={config.epochs:g} decides the run's length, {steps} steps; "
+            f"run.max_steps={config.run.max_steps} is not used (leave epochs unset to set the steps)"
+        )
+    config = dataclasses.replace(config, run=dataclasses.replace(config.run, max_steps=steps))
 
     with TrainingSession.for_config(config, model) as session:
         train_on_examples(session, examples, config, pad_token_id=tokenizer.pad_token_id)
