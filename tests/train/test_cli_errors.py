@@ -521,6 +521,23 @@ def test_a_finite_reward_that_overflows_float32_is_named_as_such(
     assert "overflows float32" in error and "non-finite" not in error
 
 
+class _BrokenRewardEnv(OneTurnEnv):
+    def reward(self, action: str) -> float:
+        raise RuntimeError("the scoring service is down")
+
+
+def test_an_env_that_raises_during_training_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], registered: Callable[[str, type], None]
+) -> None:
+    registered("mrlm-test/Broken-v0", _BrokenRewardEnv)
+    assert main(_grpo(tmp_path, "--env-id", "mrlm-test/Broken-v0", "--env-kwargs", "{}")) == 1
+    error = _one_line(
+        capsys,
+        "mrlm-train grpo: EnvFailedError: env 'mrlm-test/Broken-v0' raised during the episodes of seeds ",
+    )
+    assert error.rstrip().endswith("RuntimeError: the scoring service is down")
+
+
 # ---------------------------------------------------------------------------------- checkpoints
 
 

@@ -130,8 +130,8 @@ def test_an_env_of_another_api_shape_is_named(tokenizer: Any, odd: str, message:
 def test_a_training_command_names_a_reset_of_another_shape_before_any_model_loads(
     odd: str, shape: str
 ) -> None:
-    from mrlm.train.evaluation.play import EnvFailedError
     from mrlm.train.rollout.envs import started_env
+    from mrlm.train.rollout.errors import EnvFailedError
 
     with (
         pytest.raises(

@@ -20,7 +20,7 @@ from mrlm.train.commands.train_file import COMMAND as TRAIN
 from mrlm.train.commands.train_file import algorithm_config, resolve_train, train_help
 from mrlm.train.config_io import ConfigError, checks_deferred, load_config
 from mrlm.train.dpo import PreferenceDataError
-from mrlm.train.evaluation.play import DeviceError, EnvFailedError
+from mrlm.train.evaluation.play import DeviceError
 from mrlm.train.generation.memory import GenerationMemoryError
 from mrlm.train.loop.distributed import exit_process
 from mrlm.train.loop.errors import (
@@ -31,7 +31,7 @@ from mrlm.train.loop.errors import (
     Terminated,
 )
 from mrlm.train.policy import ModelNotFoundError, NoChatTemplateError
-from mrlm.train.rollout.errors import EnvOutputError, RewardOverflowError
+from mrlm.train.rollout.errors import EnvFailedError, EnvOutputError, RewardOverflowError
 from mrlm.train.rollout.policies import NoPolicyError
 from mrlm.train.sft import SFTDataError
 

@@ -10,7 +10,6 @@ from mrlm.train.evaluation.config import EVAL_SEED_BASE, EnvSpec, PlayConfig, de
 from mrlm.train.evaluation.passk import mean_pass_at_k, pass_at_k, reported_ks
 from mrlm.train.evaluation.play import (
     DeviceError,
-    EnvFailedError,
     Played,
     Players,
     load_players,
@@ -30,6 +29,7 @@ from mrlm.train.evaluation.report import (
     summarise,
     summary_dict,
 )
+from mrlm.train.rollout.errors import EnvFailedError
 
 __all__ = [
     "EVAL_SEED_BASE",

@@ -20,6 +20,7 @@ from mrlm.train.algorithms.onpolicy import parse_env_kwargs
 from mrlm.train.generation.base import check_sampling
 from mrlm.train.mixture import parse_mixture
 from mrlm.train.policy import Dtype, check_agent_models
+from mrlm.train.rollout.errors import describe_seeds
 from mrlm.train.setting_checks import check_counts
 from mrlm.train.task_seeds import EVAL_SEED_BASE
 
@@ -131,12 +132,3 @@ def counted(number: int, noun: str, plural: str | None = None) -> str:
     """``1 task``, ``3 tasks``: a count and its noun, plural (``noun + "s"`` unless given) unless
     the count is 1."""
     return f"{number} {noun if number == 1 else plural or noun + 's'}"
-
-
-def describe_seeds(seeds: Sequence[int]) -> str:
-    """``START..END`` for two or more consecutive seeds (both included), else the seeds with commas."""
-    if not seeds:
-        return "none"
-    if len(seeds) > 1 and list(seeds) == list(range(seeds[0], seeds[0] + len(seeds))):
-        return f"{seeds[0]}..{seeds[-1]}"
-    return ", ".join(str(seed) for seed in seeds)

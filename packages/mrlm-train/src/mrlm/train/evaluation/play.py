@@ -10,26 +10,18 @@ multi-agent env, each with its env's name, task seed and sample index.
 from __future__ import annotations
 
 import dataclasses
-import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from mrlm.train.algorithms.multi_agent import MultiAgentSetupError
-from mrlm.train.evaluation.config import EnvSpec, PlayConfig, describe_seeds
+from mrlm.train.evaluation.config import EnvSpec, PlayConfig
 from mrlm.train.generation import HFGenerator, SamplingParams
 from mrlm.train.loop.progress import Progress
 from mrlm.train.policy import Dtype, ModelConfig, load_policy
 from mrlm.train.rollout import DEFAULT_POLICY, Policy, RolloutEngine, Trajectory
 from mrlm.train.rollout.envs import EnvKind, env_factory, started_env
-from mrlm.train.rollout.errors import EnvFailedError
 from mrlm.train.setting_checks import check_counts
-
-#: The modules whose frames call an env's own methods (reset, step, observe, last): an exception
-#: raised in a frame below one of them came from the env's code, not from the model or the engine.
-_ENV_CALLERS = frozenset(
-    {"mrlm.train.rollout.rounds", "mrlm.train.rollout.play_aec", "mrlm.train.rollout.replay"}
-)
 
 
 class DeviceError(ValueError):
@@ -230,7 +222,7 @@ def play_episodes(
             ) as engine:
                 for start in range(0, len(seeds), tasks_per_batch):
                     batch = list(seeds[start : start + tasks_per_batch])
-                    rows = _collect(engine, spec, batch, samples)
+                    rows = engine.collect(batch, samples)  # an env that raises: EnvFailedError
                     played += rows
                     episodes += len(batch) * samples
                     reward_sum += sum(row.total_reward for row in rows)
@@ -240,30 +232,6 @@ def play_episodes(
         if progress is not None:
             progress.close()
     return played
-
-
-def _collect(engine: RolloutEngine, spec: EnvSpec, seeds: list[int], samples: int) -> list[Trajectory]:
-    try:
-        return engine.collect(seeds, samples)
-    except Exception as error:
-        if _raised_by_env(error):
-            raise EnvFailedError(
-                f"env {spec.label!r} raised during the episodes of seeds {describe_seeds(seeds)}: "
-                f"{_describe(error)}"
-            ) from error
-        raise
-
-
-def _raised_by_env(error: BaseException) -> bool:
-    """True when the innermost frame of the trainer's code is one calling the env, and the exception
-    came from below it: the env's own code (or a library it called) raised, not the model or the engine."""
-    modules = [frame.f_globals.get("__name__", "") for frame, _ in traceback.walk_tb(error.__traceback__)]
-    ours = [i for i, name in enumerate(modules) if name.startswith("mrlm.train.")]
-    return bool(ours) and ours[-1] < len(modules) - 1 and modules[ours[-1]] in _ENV_CALLERS
-
-
-def _describe(error: BaseException) -> str:
-    return f"{type(error).__name__}: {error}"
 
 
 def _device(device: str) -> Any:

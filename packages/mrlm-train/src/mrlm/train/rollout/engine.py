@@ -33,6 +33,7 @@ from mrlm.train.loop.errors import CheckpointError
 from mrlm.train.rollout.context import Episode, Rollout, Task
 from mrlm.train.rollout.cross import play_cross
 from mrlm.train.rollout.envs import EnvFactory, EnvKind, env_factory, kind_of
+from mrlm.train.rollout.errors import EnvFailedError, describe_seeds, raised_by_env
 from mrlm.train.rollout.play_aec import play_aec
 from mrlm.train.rollout.play_rounds import play_rounds
 from mrlm.train.rollout.policies import DEFAULT_POLICY, AgentPolicies, Policy, PolicyTable
@@ -156,6 +157,10 @@ class RolloutEngine:
         Returns:
             The rows, group-contiguous and seed-major (see the module docstring). With one agent and
             ``joint="align"``, trajectory ``i * group_size + g`` is member ``g`` of the group of ``seeds[i]``.
+
+        Raises:
+            EnvFailedError: the env's own code raised in ``reset`` or ``step`` (the message names
+                the env, the seeds and the env's error, which is its ``__cause__``).
         """
         if group_size < 1:
             raise ValueError(f"group_size must be at least 1, got {group_size}")
@@ -169,10 +174,18 @@ class RolloutEngine:
             call=self._calls,
         )
         self._calls += 1
-        if self.joint == "cross":
-            blocks = self._cross(rollout, seeds, group_size)
-        else:
-            blocks = self._align(rollout, seeds, group_size)
+        try:
+            if self.joint == "cross":
+                blocks = self._cross(rollout, seeds, group_size)
+            else:
+                blocks = self._align(rollout, seeds, group_size)
+        except Exception as error:
+            if not raised_by_env(error):
+                raise
+            raise EnvFailedError(
+                f"env {self.env_id or 'of the factory'!r} raised during the episodes of seeds "
+                f"{describe_seeds(seeds)}: {type(error).__name__}: {error}"
+            ) from error
         rows: list[Trajectory] = []
         for block in blocks:
             for row in block:
