@@ -92,6 +92,7 @@ from mrlm.train.loop.output_dir import check_output_dir
 from mrlm.train.loop.progress import Progress
 from mrlm.train.loop.rng import capture_rng_state, restore_rng_state, seed_everything
 from mrlm.train.loop.serialize import to_plain, to_yaml
+from mrlm.train.loop.signals import signals_held
 from mrlm.train.loop.trackers import check_trackers, flatten
 
 CONFIG_FILE = "config.yaml"
@@ -612,8 +613,13 @@ class TrainingSession:
         containers, numbers, strings and tensors, as ``torch.load(weights_only=True)`` reads them),
         and the config. Atomic (see :mod:`mrlm.train.loop.checkpoint`); keeps the newest
         ``run.keep_checkpoints``. Saving does not disturb the random streams. ``rng``: the generators'
-        states to save instead of the current ones (see :meth:`maybe_save`).
+        states to save instead of the current ones (see :meth:`maybe_save`). Ctrl-C and SIGTERM
+        wait for the save to end (see :mod:`mrlm.train.loop.signals`).
         """
+        with signals_held(f"writing the checkpoint of step {self.step}"):
+            return self._save_checkpoint(extra_state, rng)
+
+    def _save_checkpoint(self, extra_state: dict[str, Any] | None, rng: dict[str, Any] | None) -> Path:
         current = capture_rng_state()
         rng = current if rng is None else rng
         temporary = (
