@@ -7,6 +7,7 @@ import os
 import pickle
 import shlex
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -583,6 +584,20 @@ def test_the_console_exits_with_status_1_and_one_line(tmp_path: Path) -> None:
     assert result.returncode == 1
     assert result.stderr.startswith("mrlm-train grpo: ModelNotFoundError: model path ")
     assert result.stderr.count("\n") == 1
+
+
+def test_help_into_a_reader_that_is_gone_ends_quietly() -> None:
+    # As with `mrlm-train grpo --help | head -1`: the read end is closed before the help is written.
+    process = subprocess.Popen(
+        [sys.executable, "-m", "mrlm.train.cli", "grpo", "--help"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    process.stdout.close()
+    error = process.stderr.read().decode()
+    assert process.wait(timeout=120) == 128 + signal.SIGPIPE
+    assert "Traceback" not in error and "BrokenPipeError" not in error, error
 
 
 @pytest.mark.parametrize("command", ["grpo", "ppo", "online-dpo"])

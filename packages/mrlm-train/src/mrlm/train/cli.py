@@ -235,6 +235,9 @@ def _config_defaults(argv: list[str], refused: list[str]) -> tuple[list[str], di
 #: ended by SIGINT and SIGTERM.
 INTERRUPTED = 128 + signal.SIGINT
 TERMINATED = 128 + signal.SIGTERM
+#: The exit status when the reader of the output went away (``mrlm-train grpo --help | head -1``),
+#: as shells report a process ended by SIGPIPE.
+BROKEN_PIPE = 128 + signal.SIGPIPE
 
 
 def entry() -> NoReturn:
@@ -255,6 +258,12 @@ def entry() -> NoReturn:
     except Terminated:
         print(f"{PROG}: terminated (SIGTERM)", file=sys.stderr)
         status = TERMINATED
+    except BrokenPipeError:
+        # Nothing is left to say to a reader that is gone; the output is pointed at /dev/null so
+        # that the interpreter's flush at exit does not fail on it again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        status = BROKEN_PIPE
     finally:
         if single:
             signal.signal(signal.SIGTERM, previous)
