@@ -229,3 +229,15 @@ def test_play_on_a_server_that_is_not_there_is_one_line() -> None:
         match=rf"^mrlm-envs play: ListEnvs on grpc://127\.0\.0\.1:{port} failed \(UNAVAILABLE\): .*is the server running",
     ):
         main(["play", f"grpc://127.0.0.1:{port}/mrlm/Math-v0", "--seed", "0"])
+
+
+def test_a_list_into_a_reader_that_is_gone_ends_quietly() -> None:
+    # As with `mrlm-envs list | head -1`: the read end is closed before the list is written.
+    process = subprocess.Popen(
+        [sys.executable, "-m", "mrlm.envs.cli", "list"], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    assert process.stdout is not None and process.stderr is not None
+    process.stdout.close()
+    error = process.stderr.read().decode()
+    assert process.wait(timeout=120) == 128 + signal.SIGPIPE
+    assert "Traceback" not in error and "BrokenPipeError" not in error, error

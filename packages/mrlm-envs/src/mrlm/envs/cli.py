@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sys
 from typing import Annotated
 
@@ -141,6 +142,9 @@ def serve_command(
 
 #: The exit status of a command stopped by Ctrl-C, as shells report a process ended by SIGINT.
 INTERRUPTED = 130
+#: The exit status when the reader of the output went away (``mrlm-envs list | head -1``), as
+#: shells report a process ended by SIGPIPE.
+BROKEN_PIPE = 141
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -158,6 +162,11 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         print("mrlm-envs: interrupted", file=sys.stderr)
         raise SystemExit(INTERRUPTED) from None
+    except BrokenPipeError:
+        # Nothing is left to say to a reader that is gone; the output is pointed at /dev/null so
+        # that the interpreter's flush at exit does not fail on it again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise SystemExit(BROKEN_PIPE) from None
 
 
 if __name__ == "__main__":
