@@ -31,6 +31,21 @@ CASES = {
     "def f(x):\n    return x\n": "not_called",
     "def f(x):\n    return hh(x) + h\n": "not_called",
     "def g(x):\n    return h(x) + 1\n": "not_defined",
+    # Calls that cannot reach the helper: in code that never runs, or to a local of the same name.
+    "def f(x):\n    if False:\n        return h(x) + 1\n    return x\n": "not_called",
+    "def f(x):\n    while 0:\n        x = h(x) + 1\n    return x\n": "not_called",
+    "def f(x):\n    if 1:\n        return x\n    else:\n        return h(x) + 1\n": "not_called",
+    "def f(x):\n    return x\n    return h(x) + 1\n": "not_called",
+    "def f(x):\n    def h(v):\n        return v\n    return h(x) + 1\n": "not_called",
+    "def f(x, h=abs):\n    return h(x) + 1\n": "not_called",
+    "def f(x):\n    h = abs\n    return h(x) + 1\n": "not_called",
+    "def f(x):\n    from math import floor as h\n    return h(x) + 1\n": "not_called",
+    "def f(x):\n    return (lambda h: h(x) + 1)(abs)\n": "not_called",
+    "def f(x):\n    return h(x) + 1\nf = abs\n": "not_called",  # what runs as f is another function
+    # Reachable calls still count: a false constant's else, a true one's body, code before a return.
+    "def f(x):\n    if 0:\n        pass\n    else:\n        return h(x) + 1\n": "used",
+    "def f(x):\n    if x:\n        return h(x) + 1\n    return 0\n": "used",
+    "def f(x):\n    y = h(x) + 1\n    return y\n    print(x)\n": "used",
 }
 
 

@@ -85,7 +85,7 @@ class CoopCodeEnv(_CoopCodeArguments, GameParallelEnv[CoopCodeGame]):
     | ``defined`` | share of parts whose owner's code defines them | 0.1 |
     | ``compiles`` | 1 when every part is defined and the program compiles | 0.1 |
     | ``tests`` | share of the hidden tests passed | 0.5 |
-    | ``uses`` | share of required calls really made: the helper defined, called, its result used, and the caller not a mere wrapper (``return helper(x)``) | 0.3 |
+    | ``uses`` | share of required calls really made: the helper defined, called where the call can run and reach it (not in dead code, not to a local of the same name), its result used, and the caller not a mere wrapper (``return helper(x)``); read from the code, not from a run | 0.3 |
 
     Every agent gets the same reward: the change in the team's score since the previous attempt
     (the score itself on the first), so an episode's return is the score of its last attempt. A
