@@ -7,6 +7,7 @@ import pytest
 
 from mrlm.envs.class_completion import Ledger, apply_round, balance, deal, read_reply
 from mrlm.envs.class_completion.methods import ReplyCode
+from mrlm.envs.class_completion.ownership import other_bindings
 
 
 def test_methods_come_from_top_level_and_the_class_of_every_block() -> None:
@@ -67,6 +68,30 @@ def test_dealt_methods_cannot_be_taken() -> None:
     ledger = Ledger(owners={"a": "x", "b": "y"})
     changes = apply_round(ledger, {"x": _reply("a", "b"), "y": ReplyCode()}, ["x", "y"])
     assert changes.overwrites["x"] == ("b",) and set(ledger.code) == {"a"}
+
+
+@pytest.mark.parametrize(
+    "helper",
+    [
+        # Run in the class body when the method is defined: each would rebind the teammate's `b`.
+        "@[(b := lambda self: 2), (lambda f: f)][-1]\ndef _setup(self):\n    return 0\n",
+        "def _setup(self, _=(b := lambda self: 2)):\n    return 0\n",
+        "def _setup(self, *, _=(b := 2)) -> (c := int):\n    return 0\n",
+    ],
+)
+def test_a_method_whose_definition_rebinds_a_teammates_method_overwrites_it(helper: str) -> None:
+    ledger = Ledger(owners={"a": "x", "b": "y"})
+    reply = read_reply(f"def a(self):\n    return 1\n\n{helper}", "Box")
+    changes = apply_round(ledger, {"x": reply, "y": _reply("b")}, ["x", "y"])
+    assert "b" in changes.overwrites["x"]  # the overwrite penalty is paid for it
+    assert set(ledger.code) == {"a", "b"} and ledger.code["b"][0] == "y"  # and the helper is not placed
+    assert changes.accepted["x"] == ("a",)
+
+
+def test_names_a_definition_binds_besides_its_own() -> None:
+    assert other_bindings("def f(self, k=(g := 3)):\n    return k\n", "f") == {"g"}
+    assert other_bindings("@cache\ndef f(self, k=3):\n    y = (z := 2)\n    return y\n", "f") == set()
+    assert other_bindings("def f(self:\n", "f") == set()  # does not parse: the assembly says so
 
 
 @pytest.mark.parametrize(

@@ -17,6 +17,7 @@ constructor is given and cannot be replaced.
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -69,6 +70,37 @@ class Round:
 FIXED = frozenset({"__init__"})
 
 
+def other_bindings(code: str, name: str) -> set[str]:
+    """The names other than ``name`` that defining ``code`` (a method at column 0) binds in the
+    class: assignment expressions (``:=``) in its decorators, defaults and annotations run in the
+    class body and bind there."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return set()  # the assembly reports code that does not parse
+    bound: set[str] = set()
+    for statement in tree.body:
+        if not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        arguments = statement.args
+        evaluated: list[ast.AST | None] = [
+            *statement.decorator_list,
+            *arguments.defaults,
+            *arguments.kw_defaults,
+            statement.returns,
+            *(arg.annotation for arg in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)),
+            arguments.vararg.annotation if arguments.vararg else None,
+            arguments.kwarg.annotation if arguments.kwarg else None,
+        ]
+        for part in evaluated:
+            if part is None:
+                continue
+            for node in ast.walk(part):
+                if isinstance(node, ast.NamedExpr) and isinstance(node.target, ast.Name):
+                    bound.add(node.target.id)
+    return bound - {name}
+
+
 def apply_round(ledger: Ledger, replies: Mapping[str, ReplyCode], agents: Sequence[str]) -> Round:
     """Place the implementations of one round's ``replies`` into ``ledger``, agents in order."""
     accepted: dict[str, list[str]] = {agent: [] for agent in agents}
@@ -82,6 +114,12 @@ def apply_round(ledger: Ledger, replies: Mapping[str, ReplyCode], agents: Sequen
         for method in reply.implemented:
             if method.name in FIXED:
                 refused[agent].append(method.name)
+                continue
+            others = sorted(other_bindings(method.code, method.name))
+            if others:
+                # Its decorators or defaults would rebind other names of the class (a teammate's
+                # method, say) where no ownership is checked: it counts as overwriting them.
+                overwrites[agent].extend(name for name in others if name not in overwrites[agent])
                 continue
             owner = ledger.owners.setdefault(method.name, agent)
             if owner != agent:
