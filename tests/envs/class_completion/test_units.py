@@ -24,6 +24,16 @@ def test_methods_come_from_top_level_and_the_class_of_every_block() -> None:
     assert [m.name for m in code.implemented] == ["c"]
 
 
+@pytest.mark.parametrize(
+    ("body", "implemented"),
+    [("return None", False), ("return", False), ("pass\n    return None", False), ("return 0", True)],
+)
+def test_a_body_that_only_returns_none_implements_nothing(body: str, implemented: bool) -> None:
+    # Counted as work, such stubs earned coverage and balance and dodged the idle penalty.
+    (method,) = read_reply(f"def a(self):\n    {body}\n", "Box").methods
+    assert method.implemented is implemented
+
+
 def test_methods_move_to_column_zero_without_touching_less_indented_string_lines() -> None:
     reply = 'class Box:\n    def text(self):\n        return """first\nsecond"""\n'
     (method,) = read_reply(reply, "Box").methods

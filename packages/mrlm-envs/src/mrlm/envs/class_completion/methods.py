@@ -111,6 +111,11 @@ def _implemented(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
 def _placeholder(statement: ast.stmt) -> bool:
     if isinstance(statement, ast.Pass):
         return True
+    if isinstance(statement, ast.Return) and (
+        statement.value is None
+        or (isinstance(statement.value, ast.Constant) and statement.value.value is None)
+    ):
+        return True  # ``return`` or ``return None``: a stub that claims the method and does nothing
     if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant):
         return True  # ``...`` or a stray string
     if isinstance(statement, ast.Raise):
