@@ -5,8 +5,8 @@ reply when it has no fence; a block that does not parse is skipped. Methods are 
 block defines at top level and inside the class (inside any class, when none has the task's name);
 a method defined twice keeps its last definition. Only top-level imports are kept
 besides them; other top-level code is ignored. A method counts as implemented when its body, past
-the docstring, does more than ``pass``, ``...`` or ``raise NotImplementedError``: echoing the
-skeleton's stubs implements nothing.
+the docstring, does more than ``pass``, ``...``, ``return None`` or ``raise NotImplementedError``:
+echoing the skeleton's stubs, or stubs of one's own, implements nothing.
 """
 
 from __future__ import annotations
