@@ -3,6 +3,7 @@ naming the env (and the value it returned)."""
 
 from __future__ import annotations
 
+import sys
 import traceback
 from collections.abc import Sequence
 
@@ -33,7 +34,15 @@ class ReplayMismatchError(RuntimeError):
 
 def raised_by_env(error: BaseException) -> bool:
     """True when the innermost frame of the trainer's code is one calling the env, and the exception
-    came from below it: the env's own code (or a library it called) raised, not the model or the engine."""
+    came from below it: the env's own code (or a library it called) raised, not the model or the engine.
+
+    False for a remote env's client errors (:class:`mrlm.envs.remote.RemoteEnvError`: the server
+    unreachable, a session lost, ...), which name the server and say what happened themselves. Their
+    module is looked up, not imported: it loads grpc, and such an error only comes from a run that did.
+    """
+    remote = sys.modules.get("mrlm.envs.remote.errors")
+    if remote is not None and isinstance(error, remote.RemoteEnvError):
+        return False
     modules = [frame.f_globals.get("__name__", "") for frame, _ in traceback.walk_tb(error.__traceback__)]
     ours = [i for i, name in enumerate(modules) if name.startswith("mrlm.train.")]
     return bool(ours) and ours[-1] < len(modules) - 1 and modules[ours[-1]] in ENV_CALLERS
