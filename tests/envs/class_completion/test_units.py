@@ -93,9 +93,17 @@ def test_a_method_whose_definition_rebinds_a_teammates_method_overwrites_it(help
     ledger = Ledger(owners={"a": "x", "b": "y"})
     reply = read_reply(f"def a(self):\n    return 1\n\n{helper}", "Box")
     changes = apply_round(ledger, {"x": reply, "y": _reply("b")}, ["x", "y"])
-    assert "b" in changes.overwrites["x"]  # the overwrite penalty is paid for it
+    assert changes.overwrites["x"] == ("b",)  # the overwrite penalty is paid for the teammate's method
     assert set(ledger.code) == {"a", "b"} and ledger.code["b"][0] == "y"  # and the helper is not placed
-    assert changes.accepted["x"] == ("a",)
+    assert changes.accepted["x"] == ("a",) and changes.refused["x"] == ("_setup",)
+
+
+def test_a_method_rebinding_only_its_writers_own_names_is_dropped_without_a_penalty() -> None:
+    ledger = Ledger(owners={"a": "x", "b": "y"})
+    helper = "def _setup(self, _=(a := lambda self: 2), __=(_cache := {})):\n    return 0\n"
+    changes = apply_round(ledger, {"x": read_reply(helper, "Box"), "y": _reply("b")}, ["x", "y"])
+    assert changes.overwrites["x"] == () and changes.refused["x"] == ("_setup",)
+    assert "_setup" not in ledger.code
 
 
 def test_names_a_definition_binds_besides_its_own() -> None:

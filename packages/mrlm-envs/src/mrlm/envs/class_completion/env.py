@@ -75,8 +75,8 @@ class ClassCompletionEnv(_ClassCompletionArguments, GameParallelEnv[ClassComplet
     pays ``overwrite_penalty``. Copies of the skeleton's stubs implement nothing and are ignored, and
     the constructor stays as given. Private helper methods outside the skeleton are allowed (claimed
     like methods in ``"agents"``); a method whose decorators, defaults or annotations would bind other
-    names of the class (``:=``) is dropped and overwrites those names. The class keeps each method's latest version from round to round;
-    it is assembled from the skeleton and tested in the sandbox (each ``unittest`` test method is one
+    names of the class (``:=``) is dropped, and pays for each teammate's method it would rebind. The
+    class keeps each method's latest version from round to round; it is assembled from the skeleton and tested in the sandbox (each ``unittest`` test method is one
     test), never in this process. A round in which no method is implemented runs no test.
 
     ## Action Space

@@ -80,7 +80,10 @@ def round_text(
     if changes.overwrites[agent]:
         lines.append(f"Dropped, owned by a teammate: {_names(changes.overwrites[agent])}.")
     if changes.refused[agent]:
-        lines.append(f"Dropped, given by the task: {_names(changes.refused[agent])}.")
+        lines.append(
+            f"Dropped: {_names(changes.refused[agent])} (the constructor is given by the task, and a "
+            "method's decorators and defaults may not bind other names of the class)."
+        )
     status = [
         f"`{name}`: {owners.get(name, 'nobody')}, {'implemented' if name in implemented else 'missing'}"
         for name in task.method_names

@@ -58,7 +58,8 @@ class Round:
     Attributes:
         accepted: agent -> methods whose implementation it placed this round.
         overwrites: agent -> teammates' methods it implemented (dropped).
-        refused: agent -> methods it may not write at all (the constructor).
+        refused: agent -> methods dropped as written: the constructor (the task gives it), and methods
+            whose definition binds other names of the class.
     """
 
     accepted: Mapping[str, tuple[str, ...]]
@@ -117,9 +118,11 @@ def apply_round(ledger: Ledger, replies: Mapping[str, ReplyCode], agents: Sequen
                 continue
             others = sorted(other_bindings(method.code, method.name))
             if others:
-                # Its decorators or defaults would rebind other names of the class (a teammate's
-                # method, say) where no ownership is checked: it counts as overwriting them.
-                overwrites[agent].extend(name for name in others if name not in overwrites[agent])
+                # Its decorators or defaults would rebind other names of the class, where no
+                # ownership is checked: it is dropped, and rebinding a teammate's method overwrites it.
+                refused[agent].append(method.name)
+                taken = [name for name in others if ledger.owners.get(name, agent) != agent]
+                overwrites[agent].extend(name for name in taken if name not in overwrites[agent])
                 continue
             owner = ledger.owners.setdefault(method.name, agent)
             if owner != agent:
