@@ -182,9 +182,10 @@ class RolloutEngine:
         except Exception as error:
             if not raised_by_env(error):
                 raise
+            env = f"env {self.env_id!r}" if self.env_id else "the env the factory made"
             raise EnvFailedError(
-                f"env {self.env_id or 'of the factory'!r} raised during the episodes of seeds "
-                f"{describe_seeds(seeds)}: {type(error).__name__}: {error}"
+                f"{env} raised during the episodes of seeds {describe_seeds(seeds)}: "
+                f"{type(error).__name__}: {error}"
             ) from error
         rows: list[Trajectory] = []
         for block in blocks:
