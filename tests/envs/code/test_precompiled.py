@@ -38,7 +38,7 @@ def _report(sandbox: Sandbox, compiled: str | None, compiled_for: str, test: str
 
 def test_the_judge_runs_the_callers_code_for_its_own_interpreter_only(sandbox: Sandbox) -> None:
     # Compiled from other text than is sent, to see which of the two the judge ran.
-    failing = compiled_tests("", ("assert f() == 2",))
+    failing = compiled_tests("", ("assert f() == 2",), "f")
     assert failing is not None
     ran_compiled = _report(sandbox, failing, sys.version)
     assert ran_compiled["results"][0][:2] == [False, "AssertionError"], ran_compiled
@@ -56,7 +56,7 @@ def test_tests_that_do_not_compile_are_judged_as_before(sandbox: Sandbox) -> Non
         test_setup="",
         steps=(TestStep("assert f( == 1", True),),
     )
-    assert compiled_tests(task.test_setup, ("assert f( == 1",)) is None
+    assert compiled_tests(task.test_setup, ("assert f( == 1",), "f") is None
     verdict = judge(
         build_program(task, "def f():\n    return 1\n"), task, sandbox, LIMITS, step_time_limit_s=5.0
     )
@@ -66,7 +66,7 @@ def test_tests_that_do_not_compile_are_judged_as_before(sandbox: Sandbox) -> Non
 def test_a_caller_under_python_o_still_sends_the_asserts() -> None:
     # -O strips asserts from what compile() makes by default: every test would pass.
     script = (
-        "from mrlm.envs.code.execution import compiled_tests\nprint(compiled_tests('', ('assert 1 == 2',)))\n"
+        "from mrlm.envs.code.execution import compiled_tests\nprint(compiled_tests('', ('assert 1 == 2',), 'f'))\n"
     )
     made = subprocess.run([sys.executable, "-O", "-c", script], capture_output=True, text=True, check=True)
     (code,) = marshal.loads(bytes.fromhex(made.stdout.strip()))[1:]
@@ -77,7 +77,7 @@ def test_a_caller_under_python_o_still_sends_the_asserts() -> None:
 def test_the_compiled_tests_mean_what_the_judge_makes_of_their_text(sandbox: Sandbox) -> None:
     # The judge compiles text under its module's future flags (annotations stay unevaluated).
     test = "def g(x: NotDefinedAnywhere) -> None:\n    pass\nassert f() == 1"
-    compiled = compiled_tests("", (test,))
+    compiled = compiled_tests("", (test,), "f")
     from_text = _report(sandbox, compiled, "another interpreter", test)
     from_compiled = _report(sandbox, compiled, sys.version, test)
     assert from_compiled["results"] == from_text["results"] == [[True, None, False, None]], (
@@ -88,5 +88,5 @@ def test_the_compiled_tests_mean_what_the_judge_makes_of_their_text(sandbox: San
 
 def test_tests_too_large_to_send_compiled_go_as_text() -> None:
     steps = tuple(f"assert {index} == {index}" for index in range(3000))
-    assert compiled_tests("", steps[:10]) is not None
-    assert compiled_tests("", steps) is None, MAX_COMPILED_CHARS
+    assert compiled_tests("", steps[:10], "f") is not None
+    assert compiled_tests("", steps, "f") is None, MAX_COMPILED_CHARS

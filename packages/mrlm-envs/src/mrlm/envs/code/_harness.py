@@ -45,7 +45,9 @@ Protocol with :mod:`mrlm.envs.code.execution`:
   guards the report line should anything else ever write to the judge's stdout.
 
 What crosses by value is a copy: a test that changes a list after passing it to the solution does
-not change the solution's copy. Lists, dicts, sets and bytearrays passed as arguments come back
+not change the solution's copy. An argument the test builds from constants alone in the call
+itself (``f(list(range(0, 10**6, 2)))``, ``f([7] * 1000)``) crosses as its expression, and the
+solution's process builds it: the same value, at a fraction of the cost (see :func:`compile_tests`). Lists, dicts, sets and bytearrays passed as arguments come back
 when the solution changed them, nested lists included, so tests see what it did to them in place. Other objects of the
 tests (an iterator, a key function, an object of a test's class) cross as handles too, but the
 solution may only call them, iterate them, take their length and index them: never read their
@@ -56,8 +58,10 @@ passes no ``not x > tolerance`` test; ``math.isnan`` still sees it.
 """
 
 from __future__ import annotations
+import __future__
 
 import array
+import ast
 import builtins
 import contextlib
 import fcntl
@@ -243,7 +247,8 @@ def _read_into(fd: int, view: memoryview) -> int:
 # JSON null/true/false/numbers/strings/arrays are None/bool/int/float/str/list. Every JSON object is
 # a tagged value {"$": tag, "v": ...}: a tuple, dict, set, frozenset, bytes, bytearray, complex,
 # range, big int, Fraction, Decimal, date, time, datetime, timedelta, a long list of one number type
-# in an attachment (see _packed), or a reference to an object that stays in the solution process
+# in an attachment (see _packed), a test's argument to build from its expression ("built", from
+# the judge only; see _Built), or a reference to an object that stays in the solution process
 # ("h", with its type's name in "t").
 
 _SEQUENCES = {"tuple": tuple, "set": set, "frozenset": frozenset}
@@ -269,13 +274,46 @@ class _In:
     """What decoding one message needs: how to make references (``resolve(tag, data)``), the
     message's attachments, whether its writer is trusted (the judge, read by the solution's
     process), and, filled while decoding, the ids of the lists that came packed (see
-    :meth:`_Peer.snapshot`)."""
+    :meth:`_Peer.snapshot`) and of the values built here from a test's expression (see
+    :class:`_Built`)."""
 
-    __slots__ = ("attachments", "from_trusted", "resolve", "unpacked")
+    __slots__ = ("attachments", "built", "from_trusted", "resolve", "unpacked")
 
     def __init__(self, resolve: Any, attachments: list[bytearray], from_trusted: bool = False) -> None:
         self.resolve, self.attachments, self.from_trusted = resolve, attachments, from_trusted
         self.unpacked: set[int] = set()
+        self.built: set[int] = set()
+
+
+class _Built:
+    """An argument of a test's call that the test builds from constants alone, such as
+    ``list(range(0, 10**6, 2))`` or ``[7] * 1000`` (see :func:`compile_tests`): ``source`` is the
+    expression, ``make()`` builds its value here.
+
+    Passed to the solution, it crosses as its expression and the solution's process builds the value
+    (:func:`_built_value`): the expression holds constants and builders only (no name of the
+    tests, nothing of the expected result), and a large argument is neither built nor written
+    here, nor read there item by item. It stays a temporary of the test,
+    which nothing here sees again, so it is never copied back. Passed to anything else (the tests'
+    own functions), it is built here first (:func:`_call_with_built`)."""
+
+    __slots__ = ("make", "source")
+
+    def __init__(self, source: str, make: Any) -> None:
+        self.source, self.make = source, make
+
+
+#: The callables a built argument may use, with the built-in objects of those names, taken before
+#: the solution's code runs (their behaviour cannot be changed: they are built-in types and
+#: functions). Each keeps every item it is given, in order, so the expression shows the solution
+#: nothing that the value would not (``sorted`` or ``set`` would show what they drop or reorder).
+_BUILDERS = {name: getattr(builtins, name) for name in ("list", "range", "tuple", "reversed")}
+
+
+def _built_value(source: str) -> Any:
+    """In the solution's process: the value of a :class:`_Built` argument's expression."""
+    code = compile(source, "<test argument>", "eval", dont_inherit=True)
+    return eval(code, {"__builtins__": {}, **_BUILDERS})
 
 
 def _encode(value: Any, out: _Out, depth: int = 0) -> Any:
@@ -313,6 +351,12 @@ def _encode(value: Any, out: _Out, depth: int = 0) -> Any:
         return {"$": "complex", "v": [value.real, value.imag]}
     if kind is range:
         return {"$": "range", "v": [value.start, value.stop, value.step]}
+    if kind is _Built:  # a test's argument (see _Built): as its expression, to the solution's process
+        return (
+            {"$": "built", "v": value.source}
+            if out.to_trusting and depth == 0
+            else _encode(value.make(), out, depth)
+        )
     stdlib = _STDLIB_VALUE_TAGS.get((kind.__module__, kind.__qualname__))
     if stdlib is not None:
         return _encode_stdlib(stdlib, value, out)
@@ -437,6 +481,10 @@ def _decode(data: Any, into: _In, depth: int = 0) -> Any:
             raise ValueError("a malformed packed list")
         into.unpacked.add(id(items))
         return items
+    if tag == "built" and into.from_trusted and depth == 0:  # see _Built
+        value = _built_value(_string(raw))
+        into.built.add(id(value))
+        return value
     if tag == "q" or tag == "d":  # see _packed
         index = _integer(raw)
         if not 0 <= index < len(into.attachments):
@@ -798,7 +846,9 @@ class _Peer:
             kwargs = {key: self.decode(value) for key, value in raw_kwargs.items()}
             passed: list[tuple[Any, Any]] = [] if self.judge else [*enumerate(args), *kwargs.items()]
             mutable = [
-                (key, arg, self.snapshot(arg, came_in)) for key, arg in passed if type(arg) in _MUTABLE
+                (key, arg, self.snapshot(arg, came_in))
+                for key, arg in passed
+                if type(arg) in _MUTABLE and id(arg) not in came_in.built  # see _Built
             ]
             result = target(*args, **kwargs)
             changed = [
@@ -1312,6 +1362,17 @@ def _call(
     return result
 
 
+def _call_with_built(function: Any, *args: Any, **kwargs: Any) -> Any:
+    """A test's call with :class:`_Built` arguments (see :func:`compile_tests`): to the solution
+    they go as they are (as their expressions), to anything else built first."""
+    if type(function) is Remote or type(function) is _Method:
+        return function(*args, **kwargs)
+    return function(
+        *[arg.make() if type(arg) is _Built else arg for arg in args],
+        **{key: value.make() if type(value) is _Built else value for key, value in kwargs.items()},
+    )
+
+
 def _copy_back(peer: _Peer, args: tuple[Any, ...], kwargs: dict[str, Any], copied: Any) -> None:
     """Give a list, dict, set or bytearray argument the contents the solution left in its copy."""
     if type(copied) is not list or len(copied) != 2:
@@ -1405,8 +1466,7 @@ def _evaluate(payload: dict[str, Any], peer: _Peer, limit: int) -> dict[str, Any
         peer.send_request("load", 0, [payload.pop("solution")])
     codes = _precompiled(payload)
     if codes is None:
-        codes = [compile(payload["test_setup"], "<test setup>", "exec")]
-        codes += [compile(code, "<test>", "exec") for code, _ in payload["steps"]]
+        codes = compile_tests(payload["test_setup"], [code for code, _ in payload["steps"]], entry_point)
     setup = codes[0]
     steps = [(code, bool(counted)) for code, (_, counted) in zip(codes[1:], payload["steps"], strict=True)]
     counted = sum(1 for _, is_test in steps if is_test)
@@ -1463,6 +1523,7 @@ def _evaluate(payload: dict[str, Any], peer: _Peer, limit: int) -> dict[str, Any
             tests[name] = value
     # Set last, whatever came from the solution: the tests' own module name and builtins.
     tests["__name__"], tests["__builtins__"] = "solution_tests", builtins
+    tests[_CALL_WITH_BUILT], tests[_BUILT] = _call_with_built, _Built  # see compile_tests
     tests["candidate"] = names[entry_point]
 
     # After a set-up step fails or any step runs out of time, the remaining tests are not run;
@@ -1488,6 +1549,156 @@ def _evaluate(payload: dict[str, Any], peer: _Peer, limit: int) -> dict[str, Any
         elif failed:
             skip_reason = f"not run: a set-up statement before it failed: {error}"
     return {"stage": "tests", "results": results}
+
+
+#: The names under which the tests' code finds :func:`_call_with_built` and :class:`_Built`.
+_CALL_WITH_BUILT, _BUILT = "__mrlm_call__", "__mrlm_built__"
+#: Names that let test code rebind others without naming them (``globals()["range"] = ...``): with
+#: any of them in the tests, no argument is built in the solution's process.
+_REBINDERS = frozenset({"builtins", "__builtins__", "exec", "eval", "globals", "locals", "vars", "setattr"})
+
+
+def compile_tests(test_setup: str, steps: list[str] | tuple[str, ...], entry_point: str) -> list[Any]:
+    """The code objects of a task's test set-up and steps (in that order), compiled as this
+    module's own code is (``from __future__ import annotations``, asserts kept).
+
+    Where a call's argument is a value the test builds from constants alone with ``list``,
+    ``range``, ``tuple``, ``reversed``, numbers, strings and operators, and that
+    takes building (a call or a repetition: ``list(range(0, 10**6, 2))``, ``[7] * 1000``), the call
+    becomes ``__mrlm_call__(f, ..., __mrlm_built__(source, lambda: value), ...)``: to the solution,
+    the argument crosses as its expression (see :class:`_Built`). Only where those names mean the
+    built-ins in every test: none of them is bound by the tests' code or is the entry point, and
+    the tests use nothing that rebinds names unseen (``exec``, ``globals``, ``import *``, ...).
+
+    Raises SyntaxError (and what ``compile`` raises) as ``compile`` would.
+    """
+    trees = [ast.parse(test_setup, "<test setup>"), *(ast.parse(code, "<test>") for code in steps)]
+    builders = _unbound_builders(trees, entry_point)
+    if builders:
+        rewrite = _BuiltArguments(builders)
+        trees = [ast.fix_missing_locations(rewrite.visit(tree)) for tree in trees]
+    flags = __future__.annotations.compiler_flag
+    names = ["<test setup>"] + ["<test>"] * len(steps)
+    return [
+        compile(tree, name, "exec", flags=flags, dont_inherit=True, optimize=0)
+        for tree, name in zip(trees, names, strict=True)
+    ]
+
+
+def _unbound_builders(trees: list[Any], entry_point: str) -> frozenset[str]:
+    """The names of :data:`_BUILDERS` that mean the built-ins everywhere in ``trees`` (none when
+    the tests could rebind names unseen)."""
+    bound = {entry_point}
+    for tree in trees:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name):
+                if node.id in _REBINDERS:
+                    return frozenset()
+                if not isinstance(node.ctx, ast.Load):
+                    bound.add(node.id)
+            elif isinstance(node, ast.Attribute) and node.attr in _REBINDERS:
+                return frozenset()
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                bound.add(node.name)
+            elif isinstance(node, ast.arg):
+                bound.add(node.arg)
+            elif isinstance(node, ast.alias):
+                if node.name == "*" or node.name.split(".")[0] in _REBINDERS:
+                    return frozenset()
+                bound.add(node.asname or node.name.split(".")[0])
+            elif isinstance(node, (ast.Global, ast.Nonlocal)):
+                bound.update(node.names)
+            elif isinstance(node, ast.ExceptHandler) and node.name:
+                bound.add(node.name)
+            elif type(node).__name__ in ("MatchAs", "MatchStar", "MatchMapping"):
+                bound.update(
+                    name for name in (getattr(node, "name", None), getattr(node, "rest", None)) if name
+                )
+    return frozenset(_BUILDERS) - bound
+
+
+class _BuiltArguments(ast.NodeTransformer):
+    """Rewrites calls with built arguments (see :func:`compile_tests`)."""
+
+    def __init__(self, builders: frozenset[str]) -> None:
+        self.builders = builders
+
+    def visit_Call(self, node: Any) -> Any:
+        if self._constant(node):
+            return node  # a value built by the tests' own builders (where it is an argument, above)
+        plain = all(not isinstance(arg, ast.Starred) for arg in node.args) and all(
+            keyword.arg is not None for keyword in node.keywords
+        )
+        if not plain or not any(self._built(value) for value in self._values(node)):
+            return self.generic_visit(node)
+        args = [self._argument(arg) for arg in node.args]
+        keywords = [
+            ast.keyword(arg=keyword.arg, value=self._argument(keyword.value)) for keyword in node.keywords
+        ]
+        call = ast.Call(
+            func=ast.Name(id=_CALL_WITH_BUILT, ctx=ast.Load()),
+            args=[self.visit(node.func), *args],
+            keywords=keywords,
+        )
+        return ast.copy_location(call, node)
+
+    @staticmethod
+    def _values(node: Any) -> list[Any]:
+        return [*node.args, *(keyword.value for keyword in node.keywords)]
+
+    def _argument(self, node: Any) -> Any:
+        """``node`` as a :class:`_Built` where it is built, else rewritten inside."""
+        if not self._built(node):
+            return self.visit(node)
+        thunk = ast.Lambda(
+            args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[]), body=node
+        )
+        made = ast.Call(
+            func=ast.Name(id=_BUILT, ctx=ast.Load()),
+            args=[ast.Constant(ast.unparse(node)), thunk],
+            keywords=[],
+        )
+        return ast.copy_location(made, node)
+
+    def _built(self, node: Any) -> bool:
+        """Whether ``node`` is built from constants alone and takes building."""
+        if not self._constant(node):
+            return False
+        return any(
+            isinstance(part, ast.Call)
+            or (
+                isinstance(part, ast.BinOp)
+                and isinstance(part.op, ast.Mult)
+                and any(
+                    isinstance(side, (ast.List, ast.Tuple, ast.Set)) or _is_text(side)
+                    for side in (part.left, part.right)
+                )
+            )
+            for part in ast.walk(node)
+        )
+
+    def _constant(self, node: Any) -> bool:
+        if isinstance(node, ast.Constant):
+            return type(node.value) in (int, float, str, bytes, bool) or node.value is None
+        if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+            return all(self._constant(item) for item in node.elts)
+        if isinstance(node, ast.UnaryOp):
+            return isinstance(node.op, (ast.USub, ast.UAdd)) and self._constant(node.operand)
+        if isinstance(node, ast.BinOp):
+            operators = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod, ast.Pow)
+            return isinstance(node.op, operators) and self._constant(node.left) and self._constant(node.right)
+        if isinstance(node, ast.Call):
+            return (
+                isinstance(node.func, ast.Name)
+                and node.func.id in self.builders
+                and not node.keywords
+                and all(self._constant(arg) for arg in node.args)
+            )
+        return False
+
+
+def _is_text(node: Any) -> bool:
+    return isinstance(node, ast.Constant) and type(node.value) in (str, bytes)
 
 
 def _precompiled(payload: dict[str, Any]) -> list[Any] | None:

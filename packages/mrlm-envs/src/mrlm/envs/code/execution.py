@@ -9,7 +9,6 @@ anything stays on its side. Nothing of the program runs in this process either.
 """
 
 from __future__ import annotations
-import __future__
 
 import ast
 import json
@@ -23,7 +22,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any, Literal
 
-from mrlm.envs.code._harness import RESULT_MARKER, source_stamp
+from mrlm.envs.code._harness import RESULT_MARKER, compile_tests, source_stamp
 from mrlm.envs.code.asserts import explained
 from mrlm.envs.code.program import Program
 from mrlm.envs.code.tasks import CodeTask
@@ -158,7 +157,7 @@ def judge(
         "entry_point": task.entry_point,
         "test_setup": task.test_setup,
         "steps": [[code, step.counted] for code, step in zip(steps, task.steps, strict=True)],
-        "compiled": compiled_tests(task.test_setup, steps),
+        "compiled": compiled_tests(task.test_setup, steps, task.entry_point),
         "compiled_for": sys.version,
         "step_time_limit_s": step_time_limit_s,
         "error_chars": error_chars,
@@ -181,25 +180,18 @@ def judge(
 #: The longest compiled tests sent (hex characters): more would not fit the pipe of a judge started
 #: ahead together with the rest of its input, and it would start afresh.
 MAX_COMPILED_CHARS = 1 << 18
-#: How the judge compiles tests it gets as text: as its own module does (``from __future__ import
-#: annotations``), whatever this caller's module or interpreter flags are.
-_COMPILE_FLAGS = __future__.annotations.compiler_flag
 
 
 @lru_cache(maxsize=1024)
-def compiled_tests(test_setup: str, steps: tuple[str, ...]) -> str | None:
+def compiled_tests(test_setup: str, steps: tuple[str, ...], entry_point: str) -> str | None:
     """A task's test set-up and steps compiled here, marshalled, in hex; None when one does not
     compile (the judge then reports it) or the result is over :data:`MAX_COMPILED_CHARS`. The
     judge loads these where its interpreter is this one (``compiled_for``) rather than compiling
     the tests in every execution, which costs it about a millisecond of a fresh process's time; a
-    task is judged many times, so the cache pays. Compiled as the judge would: the same future
-    flags, and ``optimize=0`` so that a caller running under ``python -O`` keeps the asserts."""
-
-    def compiled(source: str, name: str) -> Any:
-        return compile(source, name, "exec", flags=_COMPILE_FLAGS, dont_inherit=True, optimize=0)
-
+    task is judged many times, so the cache pays. Compiled as the judge would, by the harness's
+    :func:`~mrlm.envs.code._harness.compile_tests` (asserts kept under ``python -O`` too)."""
     try:
-        codes = [compiled(test_setup, "<test setup>"), *(compiled(code, "<test>") for code in steps)]
+        codes = compile_tests(test_setup, steps, entry_point)
     except (SyntaxError, ValueError, OverflowError, MemoryError, RecursionError):
         return None
     text = marshal.dumps(codes).hex()
