@@ -1,7 +1,7 @@
 """Steps per second of ``mrlm/Code-v0`` played one episode at a time through ``gymnasium.make``,
 against a fresh ``python`` subprocess per reply running the same tests unsandboxed. Prints JSON.
 
-Each episode resets a built-in problem by seed and answers with that problem's reference solution
+Each episode resets a built-in problem by its id and answers with that problem's reference solution
 (plus a comment that makes every reply's text unique, as sampled replies are), so every step runs
 the whole test suite of its problem in the sandbox. The baseline writes the reference solution and
 the same tests to one file and runs ``python -c``-style in a new interpreter, which is what testing
@@ -30,24 +30,15 @@ import mrlm.envs  # noqa: F401  (registers the ids)
 from mrlm.envs.code.problems import builtin_tasks
 
 
-def replies() -> list[tuple[int, str]]:
-    """(seed, reply) for every built-in problem, the reply being its reference solution."""
-    tasks = builtin_tasks()
-    chosen = []
-    env = gymnasium.make("mrlm/Code-v0")
-    for seed in range(len(tasks) * 4):
-        _, info = env.reset(seed=seed)
-        task = next(task for task in tasks if task.task_id == info["task_id"])
-        if task.canonical_solution is not None:
-            chosen.append((seed, task.canonical_solution))
-        if len(chosen) == len(tasks):
-            break
-    env.close()
-    return chosen
+def replies() -> list[tuple[str, str]]:
+    """(task id, reply) for every built-in problem, the reply being its reference solution. Episodes
+    are reset by task id, which every version of the env takes, so that a run against an older
+    checkout (its sources first on ``PYTHONPATH``) steps the same problems."""
+    return [(task.task_id, task.canonical_solution) for task in builtin_tasks() if task.canonical_solution]
 
 
 def sandboxed(
-    pairs: list[tuple[int, str]],
+    pairs: list[tuple[str, str]],
     steps: int,
     counter: list[int],
     threads: int = 1,
@@ -64,8 +55,8 @@ def sandboxed(
     def play(index: int) -> int:
         env, solved = envs[index], 0
         for number in range(first + index, first + steps, threads):
-            seed, solution = pairs[number % len(pairs)]
-            env.reset(seed=seed)
+            task_id, solution = pairs[number % len(pairs)]
+            env.reset(options={"task_id": task_id})
             start = time.perf_counter()
             _, reward, _, _, _ = env.step(f"```python\n# reply {number}\n{solution}\n```")
             if step_seconds is not None:
@@ -82,7 +73,7 @@ def sandboxed(
     return elapsed, solved
 
 
-def fresh_python(pairs: list[tuple[int, str]], steps: int, counter: list[int]) -> tuple[float, int]:
+def fresh_python(pairs: list[tuple[str, str]], steps: int, counter: list[int]) -> tuple[float, int]:
     """Seconds for ``steps`` runs of the same tests in a new interpreter each, and how many passed."""
     tasks = {task.canonical_solution: task for task in builtin_tasks()}
     passed = 0
