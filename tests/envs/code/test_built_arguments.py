@@ -63,7 +63,7 @@ def test_built_arguments_arrive_as_the_tests_would_have_built_them(sandbox: Sand
         "list(reversed(range(4)))": "('list', 4, [3, 2, 1], 0)",
         "'ab' * 3": "('str', 6, ['a', 'b', 'a'], 'b')",
         "[0.5, -1.5] * 50": "('list', 100, [0.5, -1.5, 0.5], -1.5)",
-        "[[0] * 2] * 3": "('list', 3, [[0, 0], [0, 0], [0, 0]], [0, 0])",
+        "[(1, 'a')] * 2 + list(range(2)) * 2": "('list', 6, [(1, 'a'), (1, 'a'), 0], 1)",
     }
     tests = [f"assert shape({value}) == {expected}" for value, expected in cases.items()]
     tests += ["assert shape(other=list(range(5))) == ('list', 5, [0, 1, 2], 4)"]
@@ -124,6 +124,12 @@ def test_a_wrong_solution_still_fails_on_a_built_argument(sandbox: Sandbox) -> N
         ("", "assert f([1, 2, 3], 4 * 5) == 1", "f", []),  # constants that take no building
         ("", "assert f(list(map(abs, [1]))) == 1", "f", []),  # map is not a builder
         ("", "assert f([i for i in range(3)]) == 1", "f", []),  # a comprehension has names of its own
+        # One list thrice, where the value crosses as three lists: sent as the value, as ever.
+        ("", "assert f([[0] * 2] * 3, [[1]] * 2, list([[1]]) * 2) == 1", "f", []),
+        ("", "assert f([(1, [2])] * 2) == 1", "f", []),
+        # Annotations stay as written (text under the tests' future import).
+        ("", "def g(a: str(list(range(3)))) -> str([0] * 2):\n    pass", "f", []),
+        ("", "x: str(list(range(3))) = f([0] * 2)", "f", ["[0] * 2"]),
     ],
 )
 def test_only_arguments_that_build_the_same_value_there_are_sent_to_be_built(
@@ -159,3 +165,20 @@ def test_a_built_expression_sees_only_the_builders() -> None:
         _harness._built_value("__import__('os')")
     with pytest.raises(NameError):
         _harness._built_value("open('/etc/passwd')")
+
+
+def test_calls_the_rewrite_could_break_keep_their_meaning(sandbox: Sandbox) -> None:
+    solution = "def apply_all(values, function=abs):\n    return [function(value) for value in values]\n"
+    deep = " + ".join(["1"] * 700)  # deeper than the rewrite walks: compiled as written
+    huge = "0x" + "f" * 4000  # more digits than int writes as decimal text
+    setup = "import sys\ndef g(a: str(list(range(3)))) -> str([0] * 2):\n    pass\n"
+    tests = (
+        "assert apply_all(list(range(-2, 1)), function=abs) == [2, 1, 0]",  # a keyword named function
+        f"assert apply_all([{deep}] * 2) == [700, 700]",
+        f"assert apply_all([{huge}] * 2, function=int.bit_length) == [16000, 16000]",
+        "assert g.__annotations__ == {'a': 'str(list(range(3)))', 'return': 'str([0] * 2)'}",
+        # The tests rebind a builder where no name shows it: the value is built here, as the tests mean.
+        "sys.modules['builtins'].range = lambda *args: [7]\nassert apply_all(list(range(5))) == [7]",
+    )
+    assert _rewritten(tests[-1], setup=setup, entry_point="apply_all")  # the check at the call is what holds
+    assert _verdict(sandbox, "apply_all", solution, *tests, setup=setup) == [None] * len(tests)

@@ -288,19 +288,25 @@ class _In:
 class _Built:
     """An argument of a test's call that the test builds from constants alone, such as
     ``list(range(0, 10**6, 2))`` or ``[7] * 1000`` (see :func:`compile_tests`): ``source`` is the
-    expression, ``make()`` builds its value here.
+    expression, ``make()`` builds its value here, ``builders`` maps each name the expression calls
+    to what that name held in the test when the call was made.
 
     Passed to the solution, it crosses as its expression and the solution's process builds the value
     (:func:`_built_value`): the expression holds constants and builders only (no name of the
     tests, nothing of the expected result), and a large argument is neither built nor written
-    here, nor read there item by item. It stays a temporary of the test,
-    which nothing here sees again, so it is never copied back. Passed to anything else (the tests'
-    own functions), it is built here first (:func:`_call_with_built`)."""
+    here, nor read there item by item. It stays a temporary of the test, which nothing here sees
+    again, so it is never copied back. Passed to anything else (the tests' own functions), or where
+    a name it calls held something else than the built-in (tests that rebound ``builtins.range``),
+    it is built here first and crosses as its value."""
 
-    __slots__ = ("make", "source")
+    __slots__ = ("builders", "make", "source")
 
-    def __init__(self, source: str, make: Any) -> None:
-        self.source, self.make = source, make
+    def __init__(self, source: str, make: Any, builders: dict[str, Any]) -> None:
+        self.source, self.make, self.builders = source, make, builders
+
+    def as_expression(self) -> bool:
+        """Whether the solution's process builds the same value: every name calls the built-in."""
+        return all(_BUILDERS.get(name) is value for name, value in self.builders.items())
 
 
 #: The callables a built argument may use, with the built-in objects of those names, taken before
@@ -352,11 +358,9 @@ def _encode(value: Any, out: _Out, depth: int = 0) -> Any:
     if kind is range:
         return {"$": "range", "v": [value.start, value.stop, value.step]}
     if kind is _Built:  # a test's argument (see _Built): as its expression, to the solution's process
-        return (
-            {"$": "built", "v": value.source}
-            if out.to_trusting and depth == 0
-            else _encode(value.make(), out, depth)
-        )
+        if out.to_trusting and depth == 0 and value.as_expression():
+            return {"$": "built", "v": value.source}
+        return _encode(value.make(), out, depth)
     stdlib = _STDLIB_VALUE_TAGS.get((kind.__module__, kind.__qualname__))
     if stdlib is not None:
         return _encode_stdlib(stdlib, value, out)
@@ -1362,7 +1366,7 @@ def _call(
     return result
 
 
-def _call_with_built(function: Any, *args: Any, **kwargs: Any) -> Any:
+def _call_with_built(function: Any, /, *args: Any, **kwargs: Any) -> Any:
     """A test's call with :class:`_Built` arguments (see :func:`compile_tests`): to the solution
     they go as they are (as their expressions), to anything else built first."""
     if type(function) is Remote or type(function) is _Method:
@@ -1570,19 +1574,31 @@ def compile_tests(test_setup: str, steps: list[str] | tuple[str, ...], entry_poi
     built-ins in every test: none of them is bound by the tests' code or is the entry point, and
     the tests use nothing that rebinds names unseen (``exec``, ``globals``, ``import *``, ...).
 
-    Raises SyntaxError (and what ``compile`` raises) as ``compile`` would.
+    A test whose tree is too deep to rewrite, or whose constants have no text (an int of more
+    digits than ``int`` writes), is compiled as it is written. Raises SyntaxError (and what
+    ``compile`` raises) as ``compile`` would.
     """
-    trees = [ast.parse(test_setup, "<test setup>"), *(ast.parse(code, "<test>") for code in steps)]
-    builders = _unbound_builders(trees, entry_point)
-    if builders:
-        rewrite = _BuiltArguments(builders)
-        trees = [ast.fix_missing_locations(rewrite.visit(tree)) for tree in trees]
+    sources = [(test_setup, "<test setup>"), *((code, "<test>") for code in steps)]
     flags = __future__.annotations.compiler_flag
-    names = ["<test setup>"] + ["<test>"] * len(steps)
-    return [
-        compile(tree, name, "exec", flags=flags, dont_inherit=True, optimize=0)
-        for tree, name in zip(trees, names, strict=True)
-    ]
+
+    def written(source: str, name: str) -> Any:
+        return compile(source, name, "exec", flags=flags, dont_inherit=True, optimize=0)
+
+    try:
+        trees = [ast.parse(source, name) for source, name in sources]
+    except (SyntaxError, RecursionError, ValueError, MemoryError):
+        return [written(source, name) for source, name in sources]  # the same code, or error, as ever
+    builders = _unbound_builders(trees, entry_point)
+    if not builders:
+        return [written(source, name) for source, name in sources]
+    rewrite, codes = _BuiltArguments(builders), []
+    for tree, (source, name) in zip(trees, sources, strict=True):
+        try:
+            tree = ast.fix_missing_locations(rewrite.visit(tree))
+            codes.append(compile(tree, name, "exec", flags=flags, dont_inherit=True, optimize=0))
+        except (SyntaxError, RecursionError, ValueError, MemoryError):
+            codes.append(written(source, name))
+    return codes
 
 
 def _unbound_builders(trees: list[Any], entry_point: str) -> frozenset[str]:
@@ -1646,6 +1662,24 @@ class _BuiltArguments(ast.NodeTransformer):
     def _values(node: Any) -> list[Any]:
         return [*node.args, *(keyword.value for keyword in node.keywords)]
 
+    # Annotations stay as written (under ``from __future__ import annotations`` they are text).
+    def visit_arg(self, node: Any) -> Any:
+        return node
+
+    def visit_AnnAssign(self, node: Any) -> Any:
+        annotation = node.annotation
+        self.generic_visit(node)
+        node.annotation = annotation
+        return node
+
+    def visit_FunctionDef(self, node: Any) -> Any:
+        returns = node.returns
+        self.generic_visit(node)
+        node.returns = returns
+        return node
+
+    visit_AsyncFunctionDef = visit_FunctionDef  # noqa: N815  (the name NodeTransformer calls)
+
     def _argument(self, node: Any) -> Any:
         """``node`` as a :class:`_Built` where it is built, else rewritten inside."""
         if not self._built(node):
@@ -1653,9 +1687,20 @@ class _BuiltArguments(ast.NodeTransformer):
         thunk = ast.Lambda(
             args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[]), body=node
         )
+        called = sorted(
+            {
+                part.func.id
+                for part in ast.walk(node)
+                if isinstance(part, ast.Call) and isinstance(part.func, ast.Name)
+            }
+        )  # every call of a built argument is of a builder's name (see _constant)
+        builders = ast.Dict(
+            keys=[ast.Constant(name) for name in called],
+            values=[ast.Name(id=name, ctx=ast.Load()) for name in called],
+        )
         made = ast.Call(
             func=ast.Name(id=_BUILT, ctx=ast.Load()),
-            args=[ast.Constant(ast.unparse(node)), thunk],
+            args=[ast.Constant(ast.unparse(node)), thunk, builders],
             keywords=[],
         )
         return ast.copy_location(made, node)
@@ -1686,6 +1731,8 @@ class _BuiltArguments(ast.NodeTransformer):
             return isinstance(node.op, (ast.USub, ast.UAdd)) and self._constant(node.operand)
         if isinstance(node, ast.BinOp):
             operators = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod, ast.Pow)
+            if isinstance(node.op, ast.Mult) and not (_unshared(node.left) and _unshared(node.right)):
+                return False  # [[0] * 2] * 3 holds one list thrice, the value the tests send three
             return isinstance(node.op, operators) and self._constant(node.left) and self._constant(node.right)
         if isinstance(node, ast.Call):
             return (
@@ -1699,6 +1746,32 @@ class _BuiltArguments(ast.NodeTransformer):
 
 def _is_text(node: Any) -> bool:
     return isinstance(node, ast.Constant) and type(node.value) in (str, bytes)
+
+
+def _atom(node: Any) -> bool:
+    """Whether ``node`` makes an immutable value: a constant, arithmetic on them, a tuple of them."""
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, ast.UnaryOp):
+        return _atom(node.operand)
+    if isinstance(node, ast.BinOp):
+        return _atom(node.left) and _atom(node.right)
+    return isinstance(node, ast.Tuple) and all(_atom(item) for item in node.elts)
+
+
+def _unshared(node: Any) -> bool:
+    """Whether repeating what ``node`` makes (``node * n``) shares no mutable item: a number or
+    text, or a sequence of immutable items only. Values cross as copies, each item its own, so a
+    repetition that would share one list between places is sent as a value, as it was."""
+    if _atom(node):
+        return True
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        return all(_atom(item) for item in node.elts)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+        return node.func.id == "range" or all(_unshared(arg) for arg in node.args)
+    if isinstance(node, ast.BinOp):
+        return _unshared(node.left) and _unshared(node.right)
+    return False
 
 
 def _precompiled(payload: dict[str, Any]) -> list[Any] | None:

@@ -17,11 +17,16 @@ REPR_CHARS = 120
 
 @lru_cache(maxsize=4096)
 def explained(test: str) -> str:
-    """``test`` rewritten to explain a failed equality, or unchanged when it is not one."""
+    """``test`` rewritten to explain a failed equality, or unchanged when it is not one (or is too
+    deep to rewrite, or holds an int of more digits than ``int`` writes as text)."""
     try:
-        tree = ast.parse(test)
-    except SyntaxError:
+        return _explained(test)
+    except (SyntaxError, RecursionError, ValueError, MemoryError):
         return test
+
+
+def _explained(test: str) -> str:
+    tree = ast.parse(test)
     if len(tree.body) != 1 or not isinstance(tree.body[0], ast.Assert):
         return test
     statement = tree.body[0]
@@ -34,8 +39,5 @@ def explained(test: str) -> str:
     got, expected = ast.unparse(compare.left), ast.unparse(compare.comparators[0])
     shown = f"f'got {{repr(_mrlm_got)[:{REPR_CHARS}]}}, expected {{repr(_mrlm_expected)[:{REPR_CHARS}]}}'"
     rewritten = f"assert (_mrlm_got := ({got})) {operator} (_mrlm_expected := ({expected})), {shown}"
-    try:
-        compile(rewritten, "<test>", "exec")  # task data, never executed here
-    except SyntaxError:
-        return test
+    compile(rewritten, "<test>", "exec")  # task data, never executed here
     return rewritten
