@@ -103,7 +103,7 @@ def test_the_class_carries_over_between_rounds(make_env: Any) -> None:
         "Round 1: 6 of 10 tests passed (coverage 0.50, tests 0.60, balance 0.00); your penalty 0.20."
     )
     assert "`remove_item`: agent_1, missing" in text and "# agent_0 writes add_item" in text
-    assert "First failing test:\n    # InventoryTestRemoveItem\n    def test_remove_item_1(self):" in text
+    assert "Failing test:\n    # InventoryTestRemoveItem\n    def test_remove_item_1(self):" in text
     assert terminations["agent_0"] is False
     # agent_0 sends nothing new: its methods stay; agent_1 completes the class.
     observations, second, terminations, _, infos = env.step(
@@ -136,3 +136,18 @@ def test_weights_and_penalties_are_configurable_and_checked(make_env: Any) -> No
         make_env(assignment="random")
     with pytest.raises(ValueError, match="penalty must be >= 0"):
         make_env(idle_penalty=-1)
+
+
+def test_a_quoted_test_no_longer_counts_in_the_tests_component(make_env: Any) -> None:
+    env = make_env(max_turns=3)
+    env.reset(seed=SEED, options=TASK)
+    _, _, _, _, infos = env.step({"agent_0": methods(DEAL["agent_0"]), "agent_1": ""})
+    (quoted,) = infos["agent_0"]["quoted_tests"]  # remove_item's first test, shown in the feedback
+    assert infos["agent_0"]["components"]["tests"] == pytest.approx(0.6)  # nothing was quoted before
+    _, _, _, _, infos = env.step({"agent_0": "", "agent_1": methods(["remove_item"])})
+    info = infos["agent_0"]
+    assert info["results"][quoted]["passed"] is True and not info["all_passed"]
+    # Scored on the nine tests never quoted: the quoted one passing adds nothing.
+    unquoted_passed = sum(result["passed"] for index, result in enumerate(info["results"]) if index != quoted)
+    assert info["components"]["tests"] == pytest.approx(unquoted_passed / 9)
+    assert info["components"]["tests"] < info["passed"] / 10

@@ -70,7 +70,7 @@ def test_multi_turn_debugging_shows_the_failing_test_then_ends_on_success(make_e
     assert (reward, terminated, info["score"]) == (pytest.approx(0.6), False, pytest.approx(0.6))
     assert observation.startswith("3 of 5 tests passed.")
     assert (
-        "First failing test:\n    assert grade(90) == 'A'\nError: AssertionError: got 'B', expected 'A'"
+        "Failing test:\n    assert grade(90) == 'A'\nError: AssertionError: got 'B', expected 'A'"
         in observation
     )
     assert "reply with the complete corrected solution" in observation
@@ -98,7 +98,7 @@ def test_feedback_is_cut_to_feedback_chars(make_env: Any) -> None:
     observation, *_ = env.step(reply)
     detail = observation.split("\n\n")[1]
     assert len(detail) <= 120 and detail.endswith("[... truncated]")
-    assert detail.startswith("First failing test:\n    assert grade(95) == 'A'")
+    assert detail.startswith("Failing test:\n    assert grade(95) == 'A'")
     with pytest.raises(ValueError, match="feedback_chars"):
         make_env(feedback_chars=10)
 

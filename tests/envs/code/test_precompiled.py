@@ -65,9 +65,7 @@ def test_tests_that_do_not_compile_are_judged_as_before(sandbox: Sandbox) -> Non
 
 def test_a_caller_under_python_o_still_sends_the_asserts() -> None:
     # -O strips asserts from what compile() makes by default: every test would pass.
-    script = (
-        "from mrlm.envs.code.execution import compiled_tests\nprint(compiled_tests('', ('assert 1 == 2',), 'f'))\n"
-    )
+    script = "from mrlm.envs.code.execution import compiled_tests\nprint(compiled_tests('', ('assert 1 == 2',), 'f'))\n"
     made = subprocess.run([sys.executable, "-O", "-c", script], capture_output=True, text=True, check=True)
     (code,) = marshal.loads(bytes.fromhex(made.stdout.strip()))[1:]
     with pytest.raises(AssertionError):

@@ -85,7 +85,8 @@ class ClassCompletionEnv(_ClassCompletionArguments, GameParallelEnv[ClassComplet
     ## Observation Space
     ``Dict({"text": TextSpace})`` per agent: on reset, the skeleton, the split of the work and the
     rules. After a round, the outcome, scores, the agent's penalty and who owns which method and,
-    while rounds remain, the assembled class and the first failing test.
+    while rounds remain, the assembled class and a failing test (as in ``mrlm/CoopCode-v0``: a test
+    quoted once is quoted while it fails, a new one only while another stays unquoted).
 
     ## Rewards
     The team's score of the class is a weighted sum of components in [0, 1] (``info["components"]``):
@@ -93,7 +94,7 @@ class ClassCompletionEnv(_ClassCompletionArguments, GameParallelEnv[ClassComplet
     | component | meaning | default weight |
     |---|---|---|
     | ``coverage`` | share of the skeleton's methods implemented | 0.2 |
-    | ``tests`` | share of the class's tests passed | 0.6 |
+    | ``tests`` | share of the class's tests passed, of those no earlier feedback quoted (``mrlm.envs.core.disclosure``: returning quoted answers earns nothing) | 0.6 |
     | ``balance`` | how evenly the implemented methods are split: 1 for the most even split, 0 when one agent wrote all (see ``mrlm.envs.class_completion.scoring``) | 0.2 |
 
     Each agent's reward in a round is the change in the team's score since the previous round (the
@@ -104,7 +105,8 @@ class ClassCompletionEnv(_ClassCompletionArguments, GameParallelEnv[ClassComplet
     ``info`` holds ``team_score``, ``components``, ``counts`` (implemented methods per agent),
     ``owners`` (method -> agent or None), ``implemented``, ``penalties`` (per agent), ``outcome``,
     ``passed``, ``total``, ``all_passed``, ``results`` (one ``{"passed", "error", "timed_out"}`` per
-    test), ``message`` and ``program`` (the assembled module), and for the agent itself ``penalty``,
+    test), ``quoted_tests`` (indices of the tests quoted so far, this round's feedback included),
+    ``message`` and ``program`` (the assembled module), and for the agent itself ``penalty``,
     ``idle``, ``accepted`` (methods it placed this round) and ``overwrites``.
 
     ## Starting State

@@ -10,6 +10,7 @@ from mrlm.envs.class_completion.ownership import Assignment, Round
 from mrlm.envs.class_completion.tasks import ClassTask
 from mrlm.envs.code.execution import Verdict
 from mrlm.envs.code.feedback import cut, failure_detail, fenced
+from mrlm.envs.core.disclosure import TestDisclosure
 
 SYSTEM_PROMPT = (
     "You are an expert Python programmer in a team that completes one class together; each member "
@@ -72,9 +73,10 @@ def round_text(
     *,
     turns_left: int | None,
     max_chars: int,
+    disclosure: TestDisclosure,
 ) -> str:
     """The observation after a round: the outcome, scores, ownership and, while turns remain, the class
-    and the first failing test."""
+    and a failing test (as ``disclosure`` allows, see :mod:`mrlm.envs.core.disclosure`)."""
     scores = ", ".join(f"{name} {value:.2f}" for name, value in components.items())
     lines = [f"Round {attempt}: {_summary(verdict)} ({scores}); your penalty {penalty:.2f}."]
     if changes.overwrites[agent]:
@@ -95,7 +97,9 @@ def round_text(
         return "\n".join([*lines, "No rounds left."])
     lines += ["", "The class:", fenced(cut(assembly.source, PROGRAM_CHARS))]
     detail = cut(
-        failure_detail(verdict, task.test_sources, "the class", lambda line: _where(line, assembly)),
+        failure_detail(
+            verdict, task.test_sources, "the class", lambda line: _where(line, assembly), disclosure
+        ),
         max_chars,
     )
     if detail:

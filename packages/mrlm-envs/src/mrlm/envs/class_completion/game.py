@@ -138,7 +138,11 @@ class ClassCompletionGame(SandboxedTasks[ClassTask]):
         }
         components = {
             "coverage": len(implemented) / len(self.task.methods),
-            "tests": verdict.pass_fraction if verdict.outcome in ("passed", "failed", "timeout") else 0.0,
+            "tests": (
+                self.disclosure.scored_fraction(verdict)
+                if verdict.outcome in ("passed", "failed", "timeout")
+                else 0.0
+            ),
             "balance": balance(list(counts.values())),
         }
         score = team_score(components, self.weights)
@@ -164,6 +168,7 @@ class ClassCompletionGame(SandboxedTasks[ClassTask]):
                 implemented,
                 turns_left=turns_left,
                 max_chars=self.feedback_chars,
+                disclosure=self.disclosure,
             )
         shared = {
             "task_id": self.task.task_id,
@@ -179,6 +184,7 @@ class ClassCompletionGame(SandboxedTasks[ClassTask]):
             "total": verdict.total,
             "all_passed": verdict.all_passed,
             "results": verdict.result_infos(),
+            "quoted_tests": sorted(self.disclosure.quoted),
             "message": verdict.message,
             "program": assembly.source,
         }

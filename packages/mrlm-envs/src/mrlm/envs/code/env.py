@@ -51,7 +51,9 @@ class CodeEnv(SandboxedTasks[CodeTask], TextEnv):
     ## Observation Space
     ``TextSpace``: on reset, the task and how to answer. After a reply, the judgement: how many tests
     passed and, while turns remain, what to fix: the syntax error (line and message), the error
-    raised while loading, or the first failing test with its error, cut to ``feedback_chars``.
+    raised while loading, or a failing test with its error, cut to ``feedback_chars``. A test quoted
+    once is quoted again while it fails; a new one only while another test stays unquoted, else the
+    feedback says that a test not shown failed, and with which exception (see ``Rewards``).
 
     ## Rewards
     A reply's score depends on its outcome (``info["outcome"]``):
@@ -59,7 +61,7 @@ class CodeEnv(SandboxedTasks[CodeTask], TextEnv):
     | outcome | when | score |
     |---|---|---|
     | ``passed`` | every test passed | ``1 + all_pass_bonus`` |
-    | ``failed`` | the tests ran, some failed | ``passed / total`` |
+    | ``failed`` | the tests ran, some failed | ``passed / total`` over the tests not yet quoted |
     | ``syntax_error`` | the code does not compile | ``syntax_error_reward`` |
     | ``timeout`` | the code or a test ran out of time | ``timeout_reward`` |
     | ``error`` | crash while loading, memory limit, forged or missing results | ``error_reward`` |
@@ -67,10 +69,14 @@ class CodeEnv(SandboxedTasks[CodeTask], TextEnv):
 
     The reward of a reply is its score minus the score of the previous reply of the episode (0 for
     the first), so an episode's return is the score of its last reply: partial credit cannot be
-    collected once per turn. With ``max_turns=1`` the reward is the score. ``info`` carries the score
+    collected once per turn. With ``max_turns=1`` the reward is the score. A test that the feedback
+    quoted (its input and expected value) no longer counts in later replies' pass fraction, and one
+    test at least is never quoted: returning the quoted answers earns nothing
+    (``mrlm.envs.core.disclosure``); ``passed`` still takes every test. ``info`` carries the score
     and its parts (``score``, ``reward_pass``, ``reward_bonus``, ``reward_outcome``), ``outcome``,
-    ``passed``, ``total``, ``pass_fraction``, ``all_passed``, ``results`` (one
-    ``{"passed", "error", "timed_out"}`` per test), ``sandbox_status`` and ``message``.
+    ``passed``, ``total``, ``pass_fraction`` (over all tests), ``all_passed``, ``results`` (one
+    ``{"passed", "error", "timed_out"}`` per test), ``quoted_tests`` (the indices of the tests quoted
+    so far, this reply's feedback included), ``sandbox_status`` and ``message``.
 
     ## Starting State
     ``reset(seed=s)`` serves task ``s % n`` of the ``n`` tasks, so the same seed always gives the same
@@ -165,14 +171,20 @@ class CodeEnv(SandboxedTasks[CodeTask], TextEnv):
         info = self._scored(verdict)
         reward = self.score_change(info["score"])
         observation = judgement_text(
-            verdict, program, self.task.tests, turns_left=self.turns_left, max_chars=self.feedback_chars
+            verdict,
+            program,
+            self.task.tests,
+            turns_left=self.turns_left,
+            max_chars=self.feedback_chars,
+            disclosure=self.disclosure,
         )
+        info["quoted_tests"] = sorted(self.disclosure.quoted)
         return Feedback(observation, reward, done=verdict.outcome == "passed", info=info)
 
     def _scored(self, verdict: Verdict) -> dict[str, Any]:
         """``info`` for a verdict: the outcome, the test results and the score with its parts."""
         ran = verdict.outcome in ("passed", "failed")
-        reward_pass = verdict.pass_fraction if ran else 0.0
+        reward_pass = self.disclosure.scored_fraction(verdict) if ran else 0.0
         reward_bonus = self.all_pass_bonus if verdict.outcome == "passed" else 0.0
         reward_outcome = 0.0 if ran else self.outcome_rewards[verdict.outcome]
         return {

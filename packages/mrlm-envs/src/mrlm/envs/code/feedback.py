@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from mrlm.envs.code.execution import Verdict
 from mrlm.envs.code.program import Program
 from mrlm.envs.code.tasks import CodeTask
+from mrlm.envs.core.disclosure import TestDisclosure, unquoted_failure
 
 SYSTEM_PROMPT = (
     "You are an expert Python programmer. Solve the task with correct, efficient Python using only the "
@@ -29,20 +30,27 @@ def task_text(task: CodeTask) -> str:
 
 
 def judgement_text(
-    verdict: Verdict, program: Program | None, tests: tuple[str, ...], *, turns_left: int, max_chars: int
+    verdict: Verdict,
+    program: Program | None,
+    tests: tuple[str, ...],
+    *,
+    turns_left: int,
+    max_chars: int,
+    disclosure: TestDisclosure,
 ) -> str:
     """The observation after a reply.
 
     It gives the outcome and the number of tests passed. While turns remain it adds what to fix: the
-    syntax error, the loading error, or the first failing test with its error, cut to ``max_chars``
-    characters. Once the episode is over the tests stay hidden.
+    syntax error, the loading error, or a failing test with its error (as ``disclosure`` allows; see
+    :mod:`mrlm.envs.core.disclosure`), cut to ``max_chars`` characters. Once the episode is over the
+    tests stay hidden.
     """
     summary = _summary(verdict)
     if verdict.outcome == "passed":
         return summary
     if turns_left <= 0:
         return f"{summary} No attempts left."
-    detail = _detail(verdict, program, tests)
+    detail = _detail(verdict, program, tests, disclosure)
     if len(detail) > max_chars:
         cut = "\n[... truncated]"
         detail = detail[: max(0, max_chars - len(cut))].rstrip() + cut
@@ -62,19 +70,16 @@ def _summary(verdict: Verdict) -> str:
     }[verdict.outcome]
 
 
-def _detail(verdict: Verdict, program: Program | None, tests: tuple[str, ...]) -> str:
+def _detail(
+    verdict: Verdict, program: Program | None, tests: tuple[str, ...], disclosure: TestDisclosure
+) -> str:
     where = _where(verdict.line, program)
     if verdict.outcome == "syntax_error":
         shown = f"\n    {verdict.source_line.strip()}" if verdict.source_line else ""
         return f"{_relative_lines(verdict.message, program)}{where}{shown}"
     if verdict.outcome in ("error", "timeout") and not verdict.results:
         return f"Error while running your code{where}: {verdict.message}"
-    for index, result in enumerate(verdict.results):
-        if not result.passed:
-            test = tests[index].rstrip() if index < len(tests) else "?"
-            at = _where(result.line, program)
-            return f"First failing test:\n{_indent(test)}\nError{at}: {result.error or 'failed'}"
-    return ""
+    return _failing_test(verdict, tests, disclosure, lambda line: _where(line, program))
 
 
 def _where(line: int | None, program: Program | None) -> str:
@@ -113,18 +118,34 @@ def cut(text: str, limit: int) -> str:
 
 
 def failure_detail(
-    verdict: Verdict, tests: Sequence[str], subject: str, where: Callable[[int | None], str]
+    verdict: Verdict,
+    tests: Sequence[str],
+    subject: str,
+    where: Callable[[int | None], str],
+    disclosure: TestDisclosure,
 ) -> str:
     """What to fix after a failed run of ``subject`` ("the program"): the syntax error, the error
-    raised while loading it, or the first failing test of ``tests`` with its error; empty when nothing
-    failed. ``where(line)`` says where a line is (`` (line 3, in the code of `helper`)``)."""
+    raised while loading it, or a failing test of ``tests`` with its error, as ``disclosure`` allows
+    (see :mod:`mrlm.envs.core.disclosure`); empty when nothing failed. ``where(line)`` says where a
+    line is (`` (line 3, in the code of `helper`)``)."""
     if verdict.outcome == "syntax_error":
         shown = f"\n    {verdict.source_line.strip()}" if verdict.source_line else ""
         return f"{verdict.message}{where(verdict.line)}{shown}"
     if verdict.outcome in ("error", "timeout") and not verdict.results:
         return f"Error while loading {subject}{where(verdict.line)}: {verdict.message}"
-    for index, result in enumerate(verdict.results):
-        if not result.passed:
-            test = "\n".join("    " + line for line in tests[index].rstrip().splitlines())
-            return f"First failing test:\n{test}\nError{where(result.line)}: {result.error or 'failed'}"
-    return ""
+    return _failing_test(verdict, tests, disclosure, where)
+
+
+def _failing_test(
+    verdict: Verdict, tests: Sequence[str], disclosure: TestDisclosure, where: Callable[[int | None], str]
+) -> str:
+    """A failing test with its error, as ``disclosure`` allows; empty when every test passed."""
+    failing = [result for result in verdict.results if not result.passed]
+    if not failing:
+        return ""
+    index = disclosure.failing_test_to_quote(verdict)
+    if index is None:
+        return unquoted_failure(failing[0].error)
+    result = verdict.results[index]
+    test = tests[index].rstrip() if index < len(tests) else "?"
+    return f"Failing test:\n{_indent(test)}\nError{where(result.line)}: {result.error or 'failed'}"

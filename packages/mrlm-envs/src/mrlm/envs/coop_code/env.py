@@ -66,7 +66,7 @@ class CoopCodeEnv(_CoopCodeArguments, GameParallelEnv[CoopCodeGame]):
     teammate's function name (its ``def``, an assignment, a ``global``) is dropped, so no agent can
     replace a teammate's part. The parts are assembled in agent order after the task's context, and
     the program runs with the tests in the sandbox, never in this process. After a failed attempt
-    every agent sees the assembled program, the first failing test or error, and what went wrong
+    every agent sees the assembled program, a failing test or error, and what went wrong
     (a part missing, a definition dropped, a helper not used), and the team tries again.
 
     ## Action Space
@@ -84,18 +84,22 @@ class CoopCodeEnv(_CoopCodeArguments, GameParallelEnv[CoopCodeGame]):
     |---|---|---|
     | ``defined`` | share of parts whose owner's code defines them | 0.1 |
     | ``compiles`` | 1 when every part is defined and the program compiles | 0.1 |
-    | ``tests`` | share of the hidden tests passed | 0.5 |
+    | ``tests`` | share of the tests passed, of those no earlier feedback quoted | 0.5 |
     | ``uses`` | share of required calls really made: the helper defined, called where the call can run and reach it (not in dead code, not to a local of the same name), its result used, and the caller not a mere wrapper (``return helper(x)``); read from the code, not from a run | 0.3 |
 
     Every agent gets the same reward: the change in the team's score since the previous attempt
     (the score itself on the first), so an episode's return is the score of its last attempt. A
     correct cooperative program scores 1; one whose main function ignores the helper loses the
-    ``uses`` weight even when every test passes.
+    ``uses`` weight even when every test passes. A failing test quoted in feedback (its input and
+    expected value) no longer counts in later attempts' ``tests``, and one test at least is never
+    quoted (the feedback then names the exception of a test not shown): returning quoted answers
+    earns nothing (``mrlm.envs.core.disclosure``); ``all_passed`` still takes every test.
 
     ``info`` (the same for every agent) holds ``score``, ``components``, ``usages`` (``"caller ->
     callee"``: ``used``, ``not_called``, ``result_ignored``, ``wrapper``, ``not_defined`` or
     ``helper_not_defined``), ``outcome``, ``passed``, ``total``, ``all_passed``, ``results`` (one
-    ``{"passed", "error", "timed_out"}`` per test), ``message``, ``parts`` (per agent: its
+    ``{"passed", "error", "timed_out"}`` per test), ``quoted_tests`` (indices of the tests quoted so
+    far, this attempt's feedback included), ``message``, ``parts`` (per agent: its
     ``function``, ``defined``, ``parses``, ``dropped``) and ``program`` (the assembled source).
 
     ## Starting State

@@ -9,6 +9,7 @@ from mrlm.envs.code.feedback import cut, failure_detail, fenced
 from mrlm.envs.coop_code.assembly import Assembly, Contribution
 from mrlm.envs.coop_code.judging import Components
 from mrlm.envs.coop_code.tasks import CoopTask, Part
+from mrlm.envs.core.disclosure import TestDisclosure
 
 SYSTEM_PROMPT = (
     "You are an expert Python programmer in a team that writes one program together; each member "
@@ -67,8 +68,10 @@ def attempt_text(
     *,
     turns_left: int | None,
     max_chars: int,
+    disclosure: TestDisclosure,
 ) -> str:
-    """The observation after an attempt: the outcome, what to fix, and the program while turns remain."""
+    """The observation after an attempt: the outcome, what to fix (a failing test as ``disclosure``
+    allows), and the program while turns remain."""
     summary = f"Attempt {attempt}: {_summary(verdict)} " + _scores(parts)
     notes = _notes(task, contributions, parts.usages)
     if verdict.all_passed:
@@ -77,7 +80,9 @@ def attempt_text(
         return "\n".join([summary, *notes, "No attempts left."])
     own = next(c.part for c in contributions if c.agent == agent)
     detail = cut(
-        failure_detail(verdict, task.tests.tests, "the program", lambda line: _where(line, assembly)),
+        failure_detail(
+            verdict, task.tests.tests, "the program", lambda line: _where(line, assembly), disclosure
+        ),
         max_chars,
     )
     lines = [summary, *notes, "", "The team's program:", fenced(cut(assembly.source, PROGRAM_CHARS))]

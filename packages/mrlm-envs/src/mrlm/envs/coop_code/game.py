@@ -107,7 +107,7 @@ class CoopCodeGame(SandboxedTasks[CoopTask]):
         verdict = run_tests(
             assembly, self.task, self.sandbox, self.limits, step_time_limit_s=self.test_time_limit_s
         )
-        parts = components(self.task, contributions, verdict)
+        parts = components(self.task, contributions, verdict, self.disclosure.scored_fraction(verdict))
         score = parts.score(self.weights)
         reward = self.score_change(score)
         turns_left = None if self.max_turns is None else self.max_turns - self.turn
@@ -123,6 +123,7 @@ class CoopCodeGame(SandboxedTasks[CoopTask]):
                 parts,
                 turns_left=turns_left,
                 max_chars=self.feedback_chars,
+                disclosure=self.disclosure,
             )
         info = self._info(assembly, contributions, verdict, parts, score)
         infos = dict.fromkeys(self.agents, info)
@@ -152,6 +153,7 @@ class CoopCodeGame(SandboxedTasks[CoopTask]):
             "total": verdict.total,
             "all_passed": verdict.all_passed,
             "results": verdict.result_infos(),
+            "quoted_tests": sorted(self.disclosure.quoted),
             "message": verdict.message,
             "parts": {
                 c.agent: {

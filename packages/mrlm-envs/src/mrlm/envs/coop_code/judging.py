@@ -89,8 +89,11 @@ class Components:
         return sum(weights[name] * value for name, value in self.as_dict().items())
 
 
-def components(task: CoopTask, contributions: Sequence[Contribution], verdict: Verdict) -> Components:
-    """The components of one attempt; ``contributions`` are in part order."""
+def components(
+    task: CoopTask, contributions: Sequence[Contribution], verdict: Verdict, scored_fraction: float
+) -> Components:
+    """The components of one attempt; ``contributions`` are in part order; ``scored_fraction``: the
+    share of the tests not yet quoted in feedback that passed (see :mod:`mrlm.envs.core.disclosure`)."""
     defined = {contribution.part: contribution.defined for contribution in contributions}
     usages: dict[str, Usage] = {}
     for part, contribution in zip(task.parts, contributions, strict=True):
@@ -105,7 +108,7 @@ def components(task: CoopTask, contributions: Sequence[Contribution], verdict: V
     return Components(
         defined=sum(defined.values()) / len(defined),
         compiles=1.0 if compiles else 0.0,
-        tests=verdict.pass_fraction if verdict.outcome in ("passed", "failed", "timeout") else 0.0,
+        tests=scored_fraction if verdict.outcome in ("passed", "failed", "timeout") else 0.0,
         uses=sum(used) / len(used) if used else 1.0,
         usages=usages,
     )

@@ -3,9 +3,10 @@
 :class:`Judging` gathers how a reply is run (the limits of one sandboxed run of a reply with its
 tests, the time of each test, the sandbox) and how much of a failure is shown. :class:`SandboxedTasks`
 keeps the collection of tasks and the task of the episode (chosen by
-:func:`~mrlm.envs.core.task_choice.choose_task`), the judging, and the score of the episode's last
+:func:`~mrlm.envs.core.task_choice.choose_task`), the judging, the score of the episode's last
 attempt, so that each attempt is paid the change in score and an episode's return is the score of
-its last attempt: partial credit cannot be collected once per turn. The sandbox never travels: a
+its last attempt: partial credit cannot be collected once per turn, and the tests the episode's
+feedback has quoted, which later attempts are not scored on (:mod:`mrlm.envs.core.disclosure`). The sandbox never travels: a
 pickled copy uses the process's shared one.
 """
 
@@ -18,6 +19,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 import numpy as np
 
+from mrlm.envs.core.disclosure import TestDisclosure
 from mrlm.envs.core.task_choice import choose_task
 from mrlm.envs.sandbox import Limits, Sandbox
 from mrlm.envs.sandbox.api import MAX_BYTES, MAX_SECONDS, MIB
@@ -104,6 +106,8 @@ class SandboxedTasks(Generic[TaskT]):
         self._sandbox = judging.sandbox
         self.task: TaskT = self.tasks[0]
         self._previous_score = 0.0
+        #: The tests the episode's feedback has quoted (see :mod:`mrlm.envs.core.disclosure`).
+        self.disclosure = TestDisclosure()
 
     @property
     def sandbox(self) -> Sandbox:
@@ -118,9 +122,10 @@ class SandboxedTasks(Generic[TaskT]):
 
     def start_task(self, rng: np.random.Generator, seed: int | None, options: Mapping[str, Any]) -> TaskT:
         """Choose the episode's task (``options["task_id"]``, ``options["index"]``, ``seed % n``, or a
-        draw from ``rng``) and forget the last episode's score."""
+        draw from ``rng``) and forget the last episode's score and quoted tests."""
         self.task = choose_task(self.tasks, self._positions, rng, options, seed=seed)
         self._previous_score = 0.0
+        self.disclosure = TestDisclosure()
         return self.task
 
     def score_change(self, score: float) -> float:

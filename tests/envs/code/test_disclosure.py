@@ -1,0 +1,100 @@
+"""Feedback quotes tests, and later attempts are not scored on what it quoted (mrlm.envs.core.disclosure).
+
+An attempt that returns the answers of the tests it was shown, for their inputs, solves nothing:
+it must earn nothing, here checked through ``gymnasium.make`` as a policy would play it.
+"""
+
+from __future__ import annotations
+
+import gymnasium
+import pytest
+
+import mrlm.envs  # noqa: F401  (registers the ids)
+from mrlm.envs.code import CodeTask, TestStep
+from mrlm.envs.code.execution import TestResult, Verdict
+from mrlm.envs.core.disclosure import TestDisclosure, unquoted_failure
+from mrlm.envs.sandbox import Sandbox
+
+
+def _verdict(*passed: bool) -> Verdict:
+    results = tuple(TestResult(ok, None if ok else "AssertionError: got 0, expected 3") for ok in passed)
+    outcome = "passed" if all(passed) else "failed"
+    return Verdict(outcome, results, len(results))  # type: ignore[arg-type]
+
+
+def test_a_test_once_quoted_stops_counting_and_one_is_never_quoted() -> None:
+    disclosure = TestDisclosure()
+    first = _verdict(False, True, False)
+    assert disclosure.scored_fraction(first) == pytest.approx(1 / 3)
+    assert disclosure.failing_test_to_quote(first) == 0 and disclosure.quoted == {0}
+    second = _verdict(True, False, False)  # the quoted test now passes
+    assert disclosure.scored_fraction(second) == 0.0  # tests 1 and 2: none passed
+    assert disclosure.failing_test_to_quote(second) == 1 and disclosure.quoted == {0, 1}
+    third = _verdict(False, True, False)  # a quoted test fails: quoted again, nothing new shown
+    assert disclosure.failing_test_to_quote(third) == 0 and disclosure.quoted == {0, 1}
+    fourth = _verdict(True, True, False)  # only the last unquoted test fails: it stays unseen
+    assert disclosure.scored_fraction(fourth) == 0.0
+    assert disclosure.failing_test_to_quote(fourth) is None and disclosure.quoted == {0, 1}
+    assert disclosure.scored_fraction(_verdict(True, True, True)) == 1.0
+    assert TestDisclosure().failing_test_to_quote(_verdict(False)) is None  # a single test: never shown
+
+
+def test_an_unquoted_failure_names_the_exception_only() -> None:
+    text = unquoted_failure("AssertionError: got 0, expected 499999")
+    assert "AssertionError" in text and "499999" not in text and "got" not in text
+    assert "a failure" in unquoted_failure("not run: an earlier test ran out of time")
+
+
+ADD = CodeTask(
+    "add",
+    "add",
+    "",
+    'def add(a: int, b: int) -> int:\n    """The sum."""\n',
+    "",
+    (
+        TestStep("assert add(1, 2) == 3"),
+        TestStep("assert add(5, 5) == 10"),
+        TestStep("assert add(-4, 1) == -3"),
+    ),
+)
+
+
+def _reply(body: str) -> str:
+    return f"```python\ndef add(a, b):\n{body}\n```"
+
+
+def test_returning_the_quoted_answers_earns_nothing_and_solving_still_pays(sandbox: Sandbox) -> None:
+    env = gymnasium.make("mrlm/Code-v0", records=[ADD], max_turns=4)
+    env.unwrapped.__dict__["_sandbox"] = sandbox
+    env.reset(seed=0)
+    rewards, quoted = [], []
+    observation, reward, _, _, info = env.step(_reply("    return 0"))
+    rewards.append(reward), quoted.append(info["quoted_tests"])
+    assert "assert add(1, 2) == 3" in observation
+    observation, reward, _, _, info = env.step(_reply("    return 3 if (a, b) == (1, 2) else 0"))
+    rewards.append(reward), quoted.append(info["quoted_tests"])
+    assert info["passed"] == 1 and "assert add(5, 5) == 10" in observation
+    table = "{(1, 2): 3, (5, 5): 10}"
+    observation, reward, terminated, _, info = env.step(_reply(f"    return {table}.get((a, b), 0)"))
+    rewards.append(reward), quoted.append(info["quoted_tests"])
+    # Two of three tests pass, both by their quoted answers: the score counts the unseen one only,
+    # and the feedback does not show it.
+    assert info["passed"] == 2 and info["score"] == 0.0 and terminated is False
+    assert "add(-4, 1)" not in observation and "-3" not in observation
+    assert "A test you have not seen failed (AssertionError)." in observation
+    _, reward, terminated, _, info = env.step(_reply("    return a + b"))
+    rewards.append(reward)
+    assert rewards == [0.0, 0.0, 0.0, 1.0] and quoted == [[0], [0, 1], [0, 1]]
+    assert info["all_passed"] is True and terminated is True
+
+
+def test_a_single_test_is_never_shown(sandbox: Sandbox) -> None:
+    task = CodeTask(
+        "one", "one", "", "def one() -> int:\n    pass\n", "", (TestStep("assert one() == 1234"),)
+    )
+    env = gymnasium.make("mrlm/Code-v0", records=[task], max_turns=3)
+    env.unwrapped.__dict__["_sandbox"] = sandbox
+    env.reset(seed=0)
+    observation, _, _, _, info = env.step("```python\ndef one():\n    return 0\n```")
+    assert "1234" not in observation and "A test you have not seen failed (AssertionError)." in observation
+    assert info["quoted_tests"] == []
