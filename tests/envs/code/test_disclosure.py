@@ -6,6 +6,8 @@ it must earn nothing, here checked through ``gymnasium.make`` as a policy would 
 
 from __future__ import annotations
 
+from typing import Any
+
 import gymnasium
 import pytest
 
@@ -67,24 +69,27 @@ def test_returning_the_quoted_answers_earns_nothing_and_solving_still_pays(sandb
     env = gymnasium.make("mrlm/Code-v0", records=[ADD], max_turns=4)
     env.unwrapped.__dict__["_sandbox"] = sandbox
     env.reset(seed=0)
-    rewards, quoted = [], []
-    observation, reward, _, _, info = env.step(_reply("    return 0"))
-    rewards.append(reward), quoted.append(info["quoted_tests"])
+    rewards: list[float] = []
+    quoted: list[list[int]] = []
+
+    def play(body: str) -> tuple[str, dict[str, Any], bool]:
+        observation, reward, terminated, _, info = env.step(_reply(body))
+        rewards.append(float(reward))
+        quoted.append(info["quoted_tests"])
+        return observation, info, terminated
+
+    observation, _, _ = play("    return 0")
     assert "assert add(1, 2) == 3" in observation
-    observation, reward, _, _, info = env.step(_reply("    return 3 if (a, b) == (1, 2) else 0"))
-    rewards.append(reward), quoted.append(info["quoted_tests"])
+    observation, info, _ = play("    return 3 if (a, b) == (1, 2) else 0")
     assert info["passed"] == 1 and "assert add(5, 5) == 10" in observation
-    table = "{(1, 2): 3, (5, 5): 10}"
-    observation, reward, terminated, _, info = env.step(_reply(f"    return {table}.get((a, b), 0)"))
-    rewards.append(reward), quoted.append(info["quoted_tests"])
+    observation, info, terminated = play("    return {(1, 2): 3, (5, 5): 10}.get((a, b), 0)")
     # Two of three tests pass, both by their quoted answers: the score counts the unseen one only,
     # and the feedback does not show it.
     assert info["passed"] == 2 and info["score"] == 0.0 and terminated is False
     assert "add(-4, 1)" not in observation and "-3" not in observation
     assert "A test you have not seen failed (AssertionError)." in observation
-    _, reward, terminated, _, info = env.step(_reply("    return a + b"))
-    rewards.append(reward)
-    assert rewards == [0.0, 0.0, 0.0, 1.0] and quoted == [[0], [0, 1], [0, 1]]
+    _, info, terminated = play("    return a + b")
+    assert rewards == [0.0, 0.0, 0.0, 1.0] and quoted == [[0], [0, 1], [0, 1], [0, 1]]
     assert info["all_passed"] is True and terminated is True
 
 
