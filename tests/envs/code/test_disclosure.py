@@ -14,7 +14,7 @@ import pytest
 import mrlm.envs  # noqa: F401  (registers the ids)
 from mrlm.envs.code import CodeTask, TestStep
 from mrlm.envs.code.execution import TestResult, Verdict
-from mrlm.envs.core.disclosure import TestDisclosure, unquoted_failure
+from mrlm.envs.core.disclosure import UNQUOTED_FAILURE, TestDisclosure
 from mrlm.envs.sandbox import Sandbox
 
 
@@ -41,10 +41,18 @@ def test_a_test_once_quoted_stops_counting_and_one_is_never_quoted() -> None:
     assert TestDisclosure().failing_test_to_quote(_verdict(False)) is None  # a single test: never shown
 
 
-def test_an_unquoted_failure_names_the_exception_only() -> None:
-    text = unquoted_failure("AssertionError: got 0, expected 499999")
-    assert "AssertionError" in text and "499999" not in text and "got" not in text
-    assert "a failure" in unquoted_failure("not run: an earlier test ran out of time")
+def test_the_same_code_sent_again_never_scores_more() -> None:
+    # Dropping a quoted failure from the count would raise it: 2/3, then 2/2.
+    disclosure = TestDisclosure()
+    verdict = _verdict(True, True, False)
+    before = disclosure.scored_fraction(verdict)
+    assert disclosure.failing_test_to_quote(verdict) == 2
+    assert disclosure.scored_fraction(verdict) == before == pytest.approx(2 / 3)
+
+
+def test_an_unquoted_failure_says_nothing_the_code_could_choose() -> None:
+    # Not the message (the expected value) nor the exception's name, which code can pick by input.
+    assert UNQUOTED_FAILURE == "A test you have not seen failed."
 
 
 ADD = CodeTask(
@@ -87,7 +95,7 @@ def test_returning_the_quoted_answers_earns_nothing_and_solving_still_pays(sandb
     # and the feedback does not show it.
     assert info["passed"] == 2 and info["score"] == 0.0 and terminated is False
     assert "add(-4, 1)" not in observation and "-3" not in observation
-    assert "A test you have not seen failed (AssertionError)." in observation
+    assert UNQUOTED_FAILURE in observation
     _, info, terminated = play("    return a + b")
     assert rewards == [0.0, 0.0, 0.0, 1.0] and quoted == [[0], [0, 1], [0, 1], [0, 1]]
     assert info["all_passed"] is True and terminated is True
@@ -101,5 +109,5 @@ def test_a_single_test_is_never_shown(sandbox: Sandbox) -> None:
     env.unwrapped.__dict__["_sandbox"] = sandbox
     env.reset(seed=0)
     observation, _, _, _, info = env.step("```python\ndef one():\n    return 0\n```")
-    assert "1234" not in observation and "A test you have not seen failed (AssertionError)." in observation
+    assert "1234" not in observation and UNQUOTED_FAILURE in observation
     assert info["quoted_tests"] == []

@@ -146,10 +146,10 @@ def test_the_turn_budget_ends_the_episode(make_env: Any) -> None:
     assert terminations["main"] is False and rewards["main"] == 0.0
     assert "`helper` wrote no code." in observations["main"]["text"]
     observations, rewards, terminations, _, infos = env.step(team(HELPER, MAIN_OFF_BY_ONE))
-    # The first attempt's feedback quoted a test: the second is scored on the other five, of which
-    # it passes four (5 of all 6).
-    assert infos["main"]["passed"] == 5
-    assert terminations["main"] is True and rewards["main"] == pytest.approx(0.5 + 0.5 * 4 / 5)
+    # The first attempt's feedback quoted a test, which counts as failed until all pass: 5 of the 6
+    # tests pass, the quoted one among them, so 4 of 6 count.
+    assert infos["main"]["passed"] == 5 and infos["main"]["results"][0]["passed"] is True
+    assert terminations["main"] is True and rewards["main"] == pytest.approx(0.5 + 0.5 * 4 / 6)
     assert observations["main"]["text"].endswith("No attempts left.")
     assert "The team's program" not in observations["main"]["text"]
 

@@ -94,7 +94,7 @@ class ClassCompletionEnv(_ClassCompletionArguments, GameParallelEnv[ClassComplet
     | component | meaning | default weight |
     |---|---|---|
     | ``coverage`` | share of the skeleton's methods implemented | 0.2 |
-    | ``tests`` | share of the class's tests passed, of those no earlier feedback quoted (``mrlm.envs.core.disclosure``: returning quoted answers earns nothing) | 0.6 |
+    | ``tests`` | share of the class's tests passed (1 when all pass; until then a test quoted in earlier feedback counts as failed, ``mrlm.envs.core.disclosure``: returning quoted answers earns nothing) | 0.6 |
     | ``balance`` | how evenly the implemented methods are split: 1 for the most even split, 0 when one agent wrote all (see ``mrlm.envs.class_completion.scoring``) | 0.2 |
 
     Each agent's reward in a round is the change in the team's score since the previous round (the

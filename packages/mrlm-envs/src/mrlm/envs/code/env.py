@@ -53,7 +53,7 @@ class CodeEnv(SandboxedTasks[CodeTask], TextEnv):
     passed and, while turns remain, what to fix: the syntax error (line and message), the error
     raised while loading, or a failing test with its error, cut to ``feedback_chars``. A test quoted
     once is quoted again while it fails; a new one only while another test stays unquoted, else the
-    feedback says that a test not shown failed, and with which exception (see ``Rewards``).
+    feedback says only that a test not shown failed (see ``Rewards``).
 
     ## Rewards
     A reply's score depends on its outcome (``info["outcome"]``):
@@ -61,7 +61,7 @@ class CodeEnv(SandboxedTasks[CodeTask], TextEnv):
     | outcome | when | score |
     |---|---|---|
     | ``passed`` | every test passed | ``1 + all_pass_bonus`` |
-    | ``failed`` | the tests ran, some failed | ``passed / total`` over the tests not yet quoted |
+    | ``failed`` | the tests ran, some failed | ``passed / total``, a test quoted in earlier feedback counted as failed |
     | ``syntax_error`` | the code does not compile | ``syntax_error_reward`` |
     | ``timeout`` | the code or a test ran out of time | ``timeout_reward`` |
     | ``error`` | crash while loading, memory limit, forged or missing results | ``error_reward`` |
@@ -70,9 +70,10 @@ class CodeEnv(SandboxedTasks[CodeTask], TextEnv):
     The reward of a reply is its score minus the score of the previous reply of the episode (0 for
     the first), so an episode's return is the score of its last reply: partial credit cannot be
     collected once per turn. With ``max_turns=1`` the reward is the score. A test that the feedback
-    quoted (its input and expected value) no longer counts in later replies' pass fraction, and one
-    test at least is never quoted: returning the quoted answers earns nothing
-    (``mrlm.envs.core.disclosure``); ``passed`` still takes every test. ``info`` carries the score
+    quoted (its input and expected value) counts as failed in later replies' pass fraction until a
+    reply passes every test, and one test at least is never quoted: returning the quoted answers
+    earns nothing, the same code sent again never scores more, and ``passed`` takes a test the agent
+    never read (``mrlm.envs.core.disclosure``). ``info`` carries the score
     and its parts (``score``, ``reward_pass``, ``reward_bonus``, ``reward_outcome``), ``outcome``,
     ``passed``, ``total``, ``pass_fraction`` (over all tests), ``all_passed``, ``results`` (one
     ``{"passed", "error", "timed_out"}`` per test), ``quoted_tests`` (the indices of the tests quoted

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from mrlm.envs.code.execution import Verdict
 from mrlm.envs.code.program import Program
 from mrlm.envs.code.tasks import CodeTask
-from mrlm.envs.core.disclosure import TestDisclosure, unquoted_failure
+from mrlm.envs.core.disclosure import UNQUOTED_FAILURE, TestDisclosure
 
 SYSTEM_PROMPT = (
     "You are an expert Python programmer. Solve the task with correct, efficient Python using only the "
@@ -140,12 +140,11 @@ def _failing_test(
     verdict: Verdict, tests: Sequence[str], disclosure: TestDisclosure, where: Callable[[int | None], str]
 ) -> str:
     """A failing test with its error, as ``disclosure`` allows; empty when every test passed."""
-    failing = [result for result in verdict.results if not result.passed]
-    if not failing:
+    if all(result.passed for result in verdict.results):
         return ""
     index = disclosure.failing_test_to_quote(verdict)
     if index is None:
-        return unquoted_failure(failing[0].error)
+        return UNQUOTED_FAILURE
     result = verdict.results[index]
     test = tests[index].rstrip() if index < len(tests) else "?"
     return f"Failing test:\n{_indent(test)}\nError{where(result.line)}: {result.error or 'failed'}"

@@ -84,16 +84,17 @@ class CoopCodeEnv(_CoopCodeArguments, GameParallelEnv[CoopCodeGame]):
     |---|---|---|
     | ``defined`` | share of parts whose owner's code defines them | 0.1 |
     | ``compiles`` | 1 when every part is defined and the program compiles | 0.1 |
-    | ``tests`` | share of the tests passed, of those no earlier feedback quoted | 0.5 |
+    | ``tests`` | share of the tests passed (1 when all pass; until then a test quoted in earlier feedback counts as failed) | 0.5 |
     | ``uses`` | share of required calls really made: the helper defined, called where the call can run and reach it (not in dead code, not to a local of the same name), its result used, and the caller not a mere wrapper (``return helper(x)``); read from the code, not from a run | 0.3 |
 
     Every agent gets the same reward: the change in the team's score since the previous attempt
     (the score itself on the first), so an episode's return is the score of its last attempt. A
     correct cooperative program scores 1; one whose main function ignores the helper loses the
     ``uses`` weight even when every test passes. A failing test quoted in feedback (its input and
-    expected value) no longer counts in later attempts' ``tests``, and one test at least is never
-    quoted (the feedback then names the exception of a test not shown): returning quoted answers
-    earns nothing (``mrlm.envs.core.disclosure``); ``all_passed`` still takes every test.
+    expected value) counts as failed in later attempts' ``tests`` until all pass, and one test at
+    least is never quoted (the feedback then says only that a test not shown failed): returning
+    quoted answers earns nothing and the same program sent again never scores more
+    (``mrlm.envs.core.disclosure``).
 
     ``info`` (the same for every agent) holds ``score``, ``components``, ``usages`` (``"caller ->
     callee"``: ``used``, ``not_called``, ``result_ignored``, ``wrapper``, ``not_defined`` or

@@ -1,18 +1,20 @@
-"""Which tests an episode's feedback has quoted, so that every attempt is scored on tests it has not read.
+"""Which tests an episode's feedback has quoted, so that passing them by their quoted answers pays nothing.
 
 A failing test quoted after an attempt shows the agent an input and the value expected for it: a
 later attempt could return that value for that input and pass the test without solving anything,
 once per quoted test. So, in Code-v0, CoopCode-v0 and ClassCompletion-v0:
 
-- an attempt's pass fraction (its score's test part) counts only the tests that no earlier feedback
-  of the episode quoted;
+- until an attempt passes every test, its pass fraction (its score's test part) counts a quoted test
+  as failed: ``passed unquoted tests / all tests``. Returning quoted answers adds nothing, and the
+  same code sent again never scores more (dropping quoted tests from the count instead would raise
+  it: each quote would take a failure away);
 - feedback quotes a failing test it has quoted before where there is one, else a new one only while
-  another test stays unquoted, else says that an unquoted test failed and with which exception, not
-  the test nor its message (which holds the expected value);
+  another test stays unquoted, else says only that a test not shown failed (not the test, its
+  message, which holds the expected value, nor the exception's name, which the code could choose
+  by the input);
 
-so every score rests on at least one test the agent has never read, and returning quoted answers
-earns nothing. Passing every test (``all_passed``, the bonus, the end of an episode) still takes all
-of them, quoted or not.
+so passing every test, which pays in full (``all_passed``, the bonus, the end of an episode), takes
+at least one test the agent has never read.
 """
 
 from __future__ import annotations
@@ -32,14 +34,16 @@ class TestDisclosure:
         self.quoted: set[int] = set()
 
     def scored_fraction(self, verdict: Verdict) -> float:
-        """The fraction of the tests not quoted so far that ``verdict`` passed (0 when none ran).
+        """1 when ``verdict`` passed every test, else the share of all tests that it passed among
+        those not quoted so far (0 when none ran).
 
         Call it before the attempt's feedback, which may quote another test."""
-        unquoted = [index for index in range(verdict.total) if index not in self.quoted]
-        if not verdict.results or not unquoted:
+        if verdict.all_passed:
+            return 1.0
+        if not verdict.results or not verdict.total:
             return 0.0
-        results = verdict.results
-        return sum(results[index].passed for index in unquoted if index < len(results)) / len(unquoted)
+        passed = [index for index, result in enumerate(verdict.results) if result.passed]
+        return sum(index not in self.quoted for index in passed) / verdict.total
 
     def failing_test_to_quote(self, verdict: Verdict) -> int | None:
         """The failing test the feedback may quote, marked as quoted; None when only unquoted tests
@@ -54,8 +58,5 @@ class TestDisclosure:
         return None
 
 
-def unquoted_failure(error: str | None) -> str:
-    """What the feedback says of a failing test it does not quote: the exception's name only."""
-    name = (error or "").split(":", 1)[0].strip()
-    kind = name if name.isidentifier() else "a failure"
-    return f"A test you have not seen failed ({kind})."
+#: What the feedback says of a failing test it does not quote.
+UNQUOTED_FAILURE = "A test you have not seen failed."
