@@ -200,7 +200,11 @@ def test_ctrl_c_while_playing_ends_in_one_line() -> None:
         shown = ""
         while "Your reply" not in shown:  # the prompt: it now reads its input
             line = player.stdout.readline()
-            assert line, "the command ended before asking for a reply"
+            if not line:  # say why: its status and what it wrote to stderr
+                _, error = player.communicate(timeout=60)
+                raise AssertionError(
+                    f"the command ended before asking for a reply (status {player.returncode}): {error[-2000:]}"
+                )
             shown += line
         player.send_signal(signal.SIGINT)
         _, error = player.communicate(timeout=60)
