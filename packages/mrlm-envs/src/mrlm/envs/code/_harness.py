@@ -1569,10 +1569,12 @@ def compile_tests(test_setup: str, steps: list[str] | tuple[str, ...], entry_poi
     Where a call's argument is a value the test builds from constants alone with ``list``,
     ``range``, ``tuple``, ``reversed``, numbers, strings and operators, and that
     takes building (a call or a repetition: ``list(range(0, 10**6, 2))``, ``[7] * 1000``), the call
-    becomes ``__mrlm_call__(f, ..., __mrlm_built__(source, lambda: value), ...)``: to the solution,
-    the argument crosses as its expression (see :class:`_Built`). Only where those names mean the
-    built-ins in every test: none of them is bound by the tests' code or is the entry point, and
-    the tests use nothing that rebinds names unseen (``exec``, ``globals``, ``import *``, ...).
+    becomes ``__mrlm_call__(f, ..., __mrlm_built__(source, lambda: value, {name: name, ...}), ...)``:
+    to the solution, the argument crosses as its expression (see :class:`_Built`). Only where those
+    names mean the built-ins in every test (none of them is bound by the tests' code or is the entry
+    point, and the tests use nothing that rebinds names unseen: ``exec``, ``globals``,
+    ``import *``, ...), and at each call only where they hold the built-ins then
+    (:meth:`_Built.as_expression`); repetitions that would share a mutable item stay values.
 
     A test whose tree is too deep to rewrite, or whose constants have no text (an int of more
     digits than ``int`` writes), is compiled as it is written. Raises SyntaxError (and what
