@@ -8,19 +8,9 @@ import ast
 
 import pytest
 
-from mrlm.envs.code import CodeTask, TestStep, _harness, build_program, judge
-from mrlm.envs.sandbox import Limits, Sandbox
-
-LIMITS = Limits(wall_time_s=20.0, cpu_time_s=20.0)
-
-
-def _verdict(
-    sandbox: Sandbox, entry_point: str, solution: str, *tests: str, setup: str = ""
-) -> list[str | None]:
-    task = CodeTask(entry_point, entry_point, "", "", setup, tuple(TestStep(test) for test in tests))
-    verdict = judge(build_program(task, solution), task, sandbox, LIMITS, step_time_limit_s=10.0)
-    assert verdict.outcome in ("passed", "failed"), verdict
-    return [result.error for result in verdict.results]
+from mrlm.envs.code import _harness
+from mrlm.envs.sandbox import Sandbox
+from tests.envs.code.replies import judged_errors
 
 
 def _built(test: str, *, setup: str = "", entry_point: str = "f") -> list[str]:
@@ -68,7 +58,7 @@ def test_built_arguments_arrive_as_the_tests_would_have_built_them(sandbox: Sand
     tests = [f"assert shape({value}) == {expected}" for value, expected in cases.items()]
     tests += ["assert shape(other=list(range(5))) == ('list', 5, [0, 1, 2], 4)"]
     assert all(_rewritten(test, entry_point="shape") for test in tests)
-    errors = _verdict(sandbox, "shape", solution, *tests)
+    errors = judged_errors(sandbox, "shape", solution, *tests)
     assert errors == [None] * len(tests), [
         (test, error) for test, error in zip(tests, errors, strict=True) if error
     ]
@@ -83,7 +73,7 @@ def test_calls_to_the_tests_own_functions_get_the_built_value(sandbox: Sandbox) 
         "assert max(tuple([2, 9, 4] * 3)) == 9",
     )
     assert all(_rewritten(test, setup=setup, entry_point="total") for test in tests)
-    assert _verdict(sandbox, "total", solution, *tests, setup=setup) == [None] * 3
+    assert judged_errors(sandbox, "total", solution, *tests, setup=setup) == [None] * 3
 
 
 def test_a_solution_that_changes_a_built_argument_in_place_is_judged_on_its_result(sandbox: Sandbox) -> None:
@@ -95,7 +85,7 @@ def test_a_solution_that_changes_a_built_argument_in_place_is_judged_on_its_resu
         "values = list(range(100))\nassert grow(values) == 100 and values[:2] == [100, 99] and len(values) == 101",
     )
     assert not _rewritten(tests[2], entry_point="grow")
-    assert _verdict(sandbox, "grow", solution, *tests) == [None, None, None]
+    assert judged_errors(sandbox, "grow", solution, *tests) == [None, None, None]
 
 
 def test_a_wrong_solution_still_fails_on_a_built_argument(sandbox: Sandbox) -> None:
@@ -103,7 +93,7 @@ def test_a_wrong_solution_still_fails_on_a_built_argument(sandbox: Sandbox) -> N
         "def leftmost_index(items, target):\n    return items.index(target) + 1 if target in items else -1\n"
     )
     tests = ("assert leftmost_index(list(range(0, 10**6, 2)), 999998) == 499999",)
-    (error,) = _verdict(sandbox, "leftmost_index", linear_wrong, *tests)
+    (error,) = judged_errors(sandbox, "leftmost_index", linear_wrong, *tests)
     assert error is not None and "500000" in error, error
 
 
@@ -181,4 +171,4 @@ def test_calls_the_rewrite_could_break_keep_their_meaning(sandbox: Sandbox) -> N
         "sys.modules['builtins'].range = lambda *args: [7]\nassert apply_all(list(range(5))) == [7]",
     )
     assert _rewritten(tests[-1], setup=setup, entry_point="apply_all")  # the check at the call is what holds
-    assert _verdict(sandbox, "apply_all", solution, *tests, setup=setup) == [None] * len(tests)
+    assert judged_errors(sandbox, "apply_all", solution, *tests, setup=setup) == [None] * len(tests)

@@ -8,19 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from mrlm.envs.code import CodeTask, TestStep, build_program, judge
-from mrlm.envs.sandbox import Limits, Sandbox
-
-LIMITS = Limits(wall_time_s=20.0, cpu_time_s=20.0)
-
-
-def _verdict(
-    sandbox: Sandbox, entry_point: str, solution: str, *tests: str, setup: str = ""
-) -> list[str | None]:
-    task = CodeTask(entry_point, entry_point, "", "", setup, tuple(TestStep(test) for test in tests))
-    verdict = judge(build_program(task, solution), task, sandbox, LIMITS, step_time_limit_s=10.0)
-    assert verdict.outcome in ("passed", "failed"), verdict
-    return [result.error for result in verdict.results]
+from mrlm.envs.sandbox import Sandbox
+from tests.envs.code.replies import judged_errors
 
 
 def test_values_of_every_supported_type_arrive_as_the_tests_built_them(sandbox: Sandbox) -> None:
@@ -70,7 +59,7 @@ def test_values_of_every_supported_type_arrive_as_the_tests_built_them(sandbox: 
         "def same(a, b):\n"
         "    return type(a) is type(b) and (type(a) is not list or all(map(same, a, b)))\n"
     )
-    errors = _verdict(sandbox, "echo", solution, *tests, setup=setup)
+    errors = judged_errors(sandbox, "echo", solution, *tests, setup=setup)
     assert errors == [None] * len(values), [
         (value, error) for value, error in zip(values, errors, strict=True) if error
     ]
@@ -92,7 +81,7 @@ def test_long_lists_of_numbers_arrive_in_the_solutions_process_as_built(sandbox:
         "[1] * 62 + [1.5]": "('list', ['int', 'int', 'float'], 1.5)",
     }
     tests = [f"assert kinds({value}) == {expected}" for value, expected in cases.items()]
-    errors = _verdict(sandbox, "kinds", solution, *tests)
+    errors = judged_errors(sandbox, "kinds", solution, *tests)
     assert errors == [None] * len(cases), [
         (value, error) for value, error in zip(cases, errors, strict=True) if error
     ]
@@ -107,7 +96,7 @@ def test_in_place_changes_to_arguments_come_back_and_untouched_ones_stay(sandbox
         "values, mapping, seen = [0] * 100, {}, {1}\nfill(values, mapping, seen)\n"
         "assert values == [0] * 100 + [100] and mapping == {'n': 1} and seen == {1}",
     )
-    assert _verdict(sandbox, "fill", solution, *tests) == [None]
+    assert judged_errors(sandbox, "fill", solution, *tests) == [None]
 
 
 def test_objects_of_the_solution_stay_behind_and_their_methods_see_their_state(sandbox: Sandbox) -> None:
@@ -126,7 +115,7 @@ def test_objects_of_the_solution_stay_behind_and_their_methods_see_their_state(s
         # A method turned into a plain function on one object: a call runs what the name holds then.
         "bag = Bag()\nbag.add(1)\nbag.count = lambda: 'shadowed'\nassert bag.count() == 'shadowed'",
     )
-    errors = _verdict(sandbox, "Bag", solution, *tests)
+    errors = judged_errors(sandbox, "Bag", solution, *tests)
     assert errors[:2] == [None, None], errors
     # Lambdas of the tests cross as call-only handles: setting one as an attribute works, and calling it
     # from the tests calls the tests' own function through the solution's object.
@@ -146,7 +135,7 @@ def test_exceptions_come_back_as_built_in_ones_with_their_arguments(sandbox: San
         "try:\n    fail('bad')\nexcept ValueError as error:\n    assert str(error) == 'bad'\nelse:\n    raise AssertionError",
         "fail('mine')",
     )
-    errors = _verdict(sandbox, "fail", solution, *tests)
+    errors = judged_errors(sandbox, "fail", solution, *tests)
     assert errors[:2] == [None, None], errors
     assert errors[2] is not None and errors[2].startswith("RemoteError: Mine: own type"), errors
 
@@ -157,7 +146,7 @@ def test_generators_and_iterators_are_iterated_remotely(sandbox: Sandbox) -> Non
         "assert list(count_up(5)) == [0, 1, 2, 3, 4]",
         "it = count_up(3)\nassert next(it) == 0 and next(it) == 1 and list(it) == [2]",
     )
-    assert _verdict(sandbox, "count_up", solution, *tests) == [None, None]
+    assert judged_errors(sandbox, "count_up", solution, *tests) == [None, None]
 
 
 @pytest.mark.parametrize(
@@ -172,7 +161,7 @@ def test_a_nan_of_the_solution_passes_no_tolerance_test(
 ) -> None:
     solution = f"def value():\n    return {returned}\n"
     test = "got = value()\nassert not (abs(got[0] - 1) > 1e-9) if isinstance(got, list) else not (abs(got - 1) > 1e-9)"
-    assert _verdict(sandbox, "value", solution, test) == [verdict]
+    assert judged_errors(sandbox, "value", solution, test) == [verdict]
 
 
 def test_in_place_changes_to_nested_lists_come_back(sandbox: Sandbox) -> None:
@@ -181,13 +170,13 @@ def test_in_place_changes_to_nested_lists_come_back(sandbox: Sandbox) -> None:
     )
     tests = ("grid = [[1, 2], [3, 4]]\nrotate(grid)\nassert grid == [[103, 1], [4, 2]], grid",)
     nested = "def touch(rows):\n    rows['a'].append(2)\n"
-    assert _verdict(sandbox, "rotate", solution, tests[0]) == [None]
-    assert _verdict(
+    assert judged_errors(sandbox, "rotate", solution, tests[0]) == [None]
+    assert judged_errors(
         sandbox, "touch", nested, "rows = {'a': [1]}\ntouch(rows)\nassert rows == {'a': [1, 2]}, rows"
     ) == [None]
     # A long list of numbers crosses in one block, unless something in it can change in place.
     last = "def grow(values):\n    values[-1].append(2)\n"
-    assert _verdict(
+    assert judged_errors(
         sandbox,
         "grow",
         last,
@@ -201,7 +190,7 @@ def test_huge_integers_inside_collections_cross(sandbox: Sandbox) -> None:
         "value = [2**20000, 1]\nassert echo(value) == value",
         "value = [(2**20000, 'x')]\nassert echo(value) == value",
     )
-    assert _verdict(sandbox, "echo", solution, *tests) == [None, None]
+    assert judged_errors(sandbox, "echo", solution, *tests) == [None, None]
 
 
 def test_a_class_method_does_not_make_the_same_name_of_another_class_a_method(sandbox: Sandbox) -> None:
@@ -210,4 +199,4 @@ def test_a_class_method_does_not_make_the_same_name_of_another_class_a_method(sa
         "class Plain:\n    create = 5\n"
     )
     test = "assert Maker.create() == 1\nassert Plain.create == 5, Plain.create"
-    assert _verdict(sandbox, "Maker", solution, test) == [None]
+    assert judged_errors(sandbox, "Maker", solution, test) == [None]
