@@ -50,11 +50,6 @@ def test_the_same_code_sent_again_never_scores_more() -> None:
     assert disclosure.scored_fraction(verdict) == before == pytest.approx(2 / 3)
 
 
-def test_an_unquoted_failure_says_nothing_the_code_could_choose() -> None:
-    # Not the message (the expected value) nor the exception's name, which code can pick by input.
-    assert UNQUOTED_FAILURE == "A test you have not seen failed."
-
-
 ADD = CodeTask(
     "add",
     "add",
@@ -111,3 +106,8 @@ def test_a_single_test_is_never_shown(sandbox: Sandbox) -> None:
     observation, _, _, _, info = env.step("```python\ndef one():\n    return 0\n```")
     assert "1234" not in observation and UNQUOTED_FAILURE in observation
     assert info["quoted_tests"] == []
+    # Nor the exception's name, which code could pick by the input it was given.
+    observation, _, _, _, _ = env.step("```python\ndef one():\n    raise KeyError('which input?')\n```")
+    assert (
+        UNQUOTED_FAILURE in observation and "KeyError" not in observation and "which input" not in observation
+    )
