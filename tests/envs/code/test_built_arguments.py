@@ -106,6 +106,7 @@ def test_a_wrong_solution_still_fails_on_a_built_argument(sandbox: Sandbox) -> N
         ("", "def g(list):\n    return f(list(range(3)))\nassert g(tuple) == 1", "f", ["range(3)"]),
         ("", "assert tuple(tuple([2, 1])) == [2, 1]", "tuple", []),  # the entry point is a builder's name
         ("", "assert f(sorted([2, 1]), set([1, 1])) == 1", "f", []),  # they drop or reorder what they get
+        ("", "assert f(list({3, 1, 1})) == 1", "f", []),  # so does a set display
         ("from math import *\n", "assert f(list(range(3))) == 1", "f", []),  # import * could bind anything
         ("", "globals()['range'] = len\nassert f(list(range(3))) == 1", "f", []),  # rebinds unseen
         ("import builtins\n", "assert f(list(range(3))) == 1", "f", []),

@@ -1717,7 +1717,7 @@ class _BuiltArguments(ast.NodeTransformer):
                 isinstance(part, ast.BinOp)
                 and isinstance(part.op, ast.Mult)
                 and any(
-                    isinstance(side, (ast.List, ast.Tuple, ast.Set)) or _is_text(side)
+                    isinstance(side, (ast.List, ast.Tuple)) or _is_text(side)
                     for side in (part.left, part.right)
                 )
             )
@@ -1727,7 +1727,7 @@ class _BuiltArguments(ast.NodeTransformer):
     def _constant(self, node: Any) -> bool:
         if isinstance(node, ast.Constant):
             return type(node.value) in (int, float, str, bytes, bool) or node.value is None
-        if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        if isinstance(node, (ast.List, ast.Tuple)):  # not a set display: it drops duplicates, as set() does
             return all(self._constant(item) for item in node.elts)
         if isinstance(node, ast.UnaryOp):
             return isinstance(node.op, (ast.USub, ast.UAdd)) and self._constant(node.operand)
@@ -1767,7 +1767,7 @@ def _unshared(node: Any) -> bool:
     repetition that would share one list between places is sent as a value, as it was."""
     if _atom(node):
         return True
-    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+    if isinstance(node, (ast.List, ast.Tuple)):
         return all(_atom(item) for item in node.elts)
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
         return node.func.id == "range" or all(_unshared(arg) for arg in node.args)
