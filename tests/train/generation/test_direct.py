@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 import torch
 
-from mrlm.train.generation import HFGenerator, SamplingParams, direct, token_logprobs
+from mrlm.train.generation import HFGenerator, SamplingParams, direct, few_rows, token_logprobs
 from mrlm.train.generation.direct import (
     PACK_MIN_HIDDEN,
     PACK_MIN_ROWS,
@@ -190,22 +190,35 @@ def test_follows_weight_updates(tokenizer: Any, prompts: list[list[int]]) -> Non
     assert [c.token_ids for c in after] != [c.token_ids for c in before]
 
 
-@pytest.mark.parametrize("with_bias", [False, True])
-def test_a_projection_of_few_rows_computes_x_w_transposed_plus_bias(with_bias: bool) -> None:
+@pytest.fixture(params=["kernel", "mkl"])
+def few_row_products(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Decoding's few-row products on the few-rows kernel, or on torch's (as without a compiler)."""
+    if request.param == "mkl":
+        monkeypatch.setattr(few_rows, "use_few_rows_kernel", lambda weight: False)
+    return str(request.param)
 
+
+@pytest.mark.parametrize("with_bias", [False, True])
+def test_a_projection_of_few_rows_computes_x_w_transposed_plus_bias(
+    with_bias: bool, few_row_products: str
+) -> None:
     generator = torch.Generator().manual_seed(3)
     weight = torch.randn(48, 32, generator=generator)
     bias = torch.randn(48, generator=generator) if with_bias else None
-    for shape in [(5, 32), (2, 7, 32)]:  # a decoding step's rows; a prefill's rows and columns
+    with torch.no_grad():  # as decoding runs
+        projection = _Projection(weight, bias, few_rows=True)
+    assert (projection.kernel is not None) == (few_row_products == "kernel")
+    # A decoding step's rows, more rows than the kernel takes, a prefill's rows and columns.
+    for shape in [(5, 32), (few_rows.MAX_ROWS + 1, 32), (2, 7, 32)]:
         x = torch.randn(*shape, generator=generator)
         expected = x @ weight.t() + (bias if bias is not None else 0.0)
-        out = _Projection(weight, bias, few_rows=True)(x)
+        out = projection(x)
         assert out.shape == expected.shape and out.is_contiguous()
         torch.testing.assert_close(out, expected, rtol=1e-5, atol=1e-5)
 
 
 def test_decoding_with_few_row_products_matches_the_models_forward(
-    tokenizer: Any, prompts: list[list[int]]
+    tokenizer: Any, prompts: list[list[int]], few_row_products: str
 ) -> None:
     model = build_lively_model(tokenizer, seed=1)
     runner = direct_model_or_reason(model)
@@ -216,6 +229,7 @@ def test_decoding_with_few_row_products_matches_the_models_forward(
     assert decoding.state is not None
     qkv = decoding.state.weights.layers[0].qkv
     assert isinstance(qkv, _Projection) and qkv.few_rows  # on CPU
+    assert (qkv.kernel is not None) == (few_row_products == "kernel")
     decoding.close()
 
     free = HFGenerator(model, tokenizer).generate(
@@ -259,20 +273,26 @@ def test_available_memory_is_read_from_meminfo(tmp_path: Any) -> None:
 
 def test_packing_is_chosen_only_where_it_pays(tokenizer: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     wide = build_tiny_model(tokenizer, hidden_size=PACK_MIN_HIDDEN, num_layers=1)
-    assert packs_weights(wide, PACK_MIN_ROWS, PACK_MIN_TOKENS)  # x86 builds of torch have oneDNN
+    rows = few_rows.MAX_ROWS + 1  # more than the few-rows kernel takes
+    with torch.no_grad():
+        assert packs_weights(wide, rows, PACK_MIN_TOKENS)  # x86 builds of torch have oneDNN
+        assert not packs_weights(wide, few_rows.MAX_ROWS, PACK_MIN_TOKENS)  # the kernel's
+    assert packs_weights(wide, PACK_MIN_ROWS, PACK_MIN_TOKENS)  # no kernel while gradients are recorded
+    monkeypatch.setattr(few_rows, "use_few_rows_kernel", lambda weight: False)  # as without a compiler
+    assert packs_weights(wide, PACK_MIN_ROWS, PACK_MIN_TOKENS)
     assert not packs_weights(wide, PACK_MIN_ROWS - 1, PACK_MIN_TOKENS)
-    assert not packs_weights(wide, PACK_MIN_ROWS, PACK_MIN_TOKENS - 1)
+    assert not packs_weights(wide, rows, PACK_MIN_TOKENS - 1)
     narrow = build_tiny_model(tokenizer, hidden_size=PACK_MIN_HIDDEN // 2, num_layers=1)
-    assert not packs_weights(narrow, PACK_MIN_ROWS, PACK_MIN_TOKENS)
+    assert not packs_weights(narrow, rows, PACK_MIN_TOKENS)
     halved = build_tiny_model(tokenizer, hidden_size=PACK_MIN_HIDDEN, num_layers=1).bfloat16()
-    assert not packs_weights(halved, PACK_MIN_ROWS, PACK_MIN_TOKENS)
+    assert not packs_weights(halved, rows, PACK_MIN_TOKENS)
     size = sum(p.numel() * p.element_size() for p in wide.parameters())
     monkeypatch.setattr(direct, "available_cpu_memory", lambda: 4 * size - 1)  # the copy is too big
-    assert not packs_weights(wide, PACK_MIN_ROWS, PACK_MIN_TOKENS)
+    assert not packs_weights(wide, rows, PACK_MIN_TOKENS)
     monkeypatch.setattr(direct, "available_cpu_memory", lambda: None)  # unknown: no risk taken
-    assert not packs_weights(wide, PACK_MIN_ROWS, PACK_MIN_TOKENS)
+    assert not packs_weights(wide, rows, PACK_MIN_TOKENS)
     monkeypatch.setattr(direct, "available_cpu_memory", lambda: 4 * size)
-    assert packs_weights(wide, PACK_MIN_ROWS, PACK_MIN_TOKENS)
+    assert packs_weights(wide, rows, PACK_MIN_TOKENS)
 
 
 def test_decoding_on_packed_weights_matches_the_models_forward(tokenizer: Any) -> None:
@@ -280,10 +300,10 @@ def test_decoding_on_packed_weights_matches_the_models_forward(tokenizer: Any) -
     runner = direct_model_or_reason(model)
     assert isinstance(runner, DirectModel)
     ids = [tokenizer.encode(text) for text in TEXTS]
-    prompts = [ids[i % len(ids)] for i in range(PACK_MIN_ROWS)]
+    prompts = [ids[i % len(ids)] for i in range(few_rows.MAX_ROWS + 2)]  # more rows than the kernel takes
     with torch.inference_mode():
         prompt = torch.tensor([prompts[0]])
-        rows = torch.zeros(PACK_MIN_ROWS, dtype=torch.long)
+        rows = torch.zeros(len(prompts), dtype=torch.long)
         decoding, _ = runner.start(prompt, torch.ones_like(prompt), rows, PACK_MIN_TOKENS)
     assert decoding.state is not None
     for projection in (decoding.state.weights.layers[1].down, decoding.state.weights.lm_head):

@@ -12,9 +12,11 @@ of tensor operations on the model's own parameters:
   and k projections are reordered so that the two coordinates a rotation mixes are adjacent (attention
   scores are dot products of q and k, which reordering both alike leaves unchanged);
 * decoding writes keys and values in place into tensors sized for the prompt and the whole
-  completion, and on CPU computes each step's products as ``(W x^T)^T`` rather than ``x W^T``:
-  the same sums, which MKL runs faster when ``x`` has the few rows of a decoding step;
-* a float32 model on CPU decoding enough rows for long enough first copies its weights into
+  completion; on CPU a float32 step of at most 8 rows multiplies with the kernel of
+  :mod:`~mrlm.train.generation.few_rows`, which reads each weight at about twice MKL's speed, and
+  otherwise computes ``(W x^T)^T`` rather than ``x W^T``: the same sums, which MKL runs faster when
+  ``x`` has the few rows of a decoding step;
+* a float32 model on CPU decoding more rows, for long enough, first copies its weights into
   oneDNN's blocked layout (:func:`packs_weights`), on which a step's products run faster than MKL's;
 * rows that begin with the same tokens (the members of a GRPO group share their prompt) compute that
   prefix once: one prefill per distinct prompt when decoding, and, for :meth:`DirectModel.token_logprobs`,
@@ -38,6 +40,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F  # noqa: N812 (the usual name)
 
+from mrlm.train.generation import few_rows
 from mrlm.train.generation.memory import available_cpu_memory
 from mrlm.train.generation.sampling import row_chunks, selected_logprobs
 
@@ -77,8 +80,10 @@ _ONEDNN = _onednn_packing()
 def packs_weights(model: Any, rows: int, budget: int) -> bool:
     """Whether decoding ``rows`` rows for up to ``budget`` tokens packs ``model``'s weights: float32
     on CPU with oneDNN, enough rows, tokens and width to pay (:data:`PACK_MIN_ROWS`,
-    :data:`PACK_MIN_TOKENS`, :data:`PACK_MIN_HIDDEN`), and a packed copy of the weights that takes at
-    most a quarter of the memory available now (a large model decodes unpacked rather than run short)."""
+    :data:`PACK_MIN_TOKENS`, :data:`PACK_MIN_HIDDEN`), rows the few-rows kernel does not take
+    (it reads the weights faster than oneDNN's packed products, and needs no copy), and a packed copy
+    of the weights that takes at most a quarter of the memory available now (a large model decodes
+    unpacked rather than run short)."""
     embedding = model.get_input_embeddings().weight
     if not (
         _ONEDNN
@@ -89,6 +94,8 @@ def packs_weights(model: Any, rows: int, budget: int) -> bool:
         and embedding.shape[-1] >= PACK_MIN_HIDDEN
     ):
         return False
+    if rows <= few_rows.MAX_ROWS and few_rows.use_few_rows_kernel(embedding):
+        return False
     available = available_cpu_memory()
     copy = sum(p.numel() * p.element_size() for p in model.parameters())
     return available is not None and 4 * copy <= available
@@ -97,10 +104,12 @@ def packs_weights(model: Any, rows: int, budget: int) -> bool:
 class _Projection:
     """``x -> x W^T + bias`` on the parameter itself (differentiable, any device).
 
-    ``few_rows=True`` (CPU decoding): a 2-D input is multiplied as ``(W x^T)^T``. For the handful
-    of rows of a decoding step MKL runs that product markedly faster than ``x W^T``; measured on a
-    2-core CPU, a decoding step of 16 rows at hidden 512 / 4 layers took 8.5-8.9 ms against
-    11.1-11.9 ms with MKL-packed weights (and 4 rows at 128 / 2 layers 0.43 ms against 0.50-0.63).
+    ``few_rows=True`` (CPU decoding): a 2-D input of at most :data:`few_rows.MAX_ROWS` rows goes to
+    the few-rows kernel where :func:`few_rows.use_few_rows_kernel` allows it (float32, no gradient
+    recorded); otherwise it is multiplied as ``(W x^T)^T``. For the handful of rows of a decoding
+    step MKL runs that product markedly faster than ``x W^T``; measured on a 2-core CPU, a decoding
+    step of 16 rows at hidden 512 / 4 layers took 8.5-8.9 ms against 11.1-11.9 ms with MKL-packed
+    weights (and 4 rows at 128 / 2 layers 0.43 ms against 0.50-0.63).
 
     ``packed_rows`` (CPU float32 decoding, see :func:`packs_weights`): a copy of the weight in
     oneDNN's layout for products of about that many rows, used for every 2-D input (decoding steps
@@ -114,17 +123,25 @@ class _Projection:
         self.packed = (
             torch.ops.mkldnn._reorder_linear_weight(weight.detach(), packed_rows) if packed_rows else None
         )
+        self.kernel = _few_rows_kernel(weight, bias) if few_rows else None
 
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
         if self.packed is not None and x.dim() == 2:
             return torch.ops.mkldnn._linear_pointwise(x, self.packed, self.bias, "none", [], "")
         if self.few_rows and x.dim() == 2:
+            if self.kernel is not None and x.shape[0] <= few_rows.MAX_ROWS:
+                return self.kernel.product(x, self.weight, self.bias)
             if self.bias is None:
                 product = torch.mm(self.weight, x.t())
             else:
                 product = torch.addmm(self.bias.unsqueeze(1), self.weight, x.t())
             return product.t().contiguous()
         return F.linear(x, self.weight, self.bias)
+
+
+def _few_rows_kernel(weight: torch.Tensor, bias: torch.Tensor | None) -> few_rows.FewRowsKernel | None:
+    contiguous = weight.is_contiguous() and (bias is None or bias.is_contiguous())
+    return few_rows.few_rows_kernel() if contiguous and few_rows.use_few_rows_kernel(weight) else None
 
 
 class _Norm:

@@ -1,0 +1,190 @@
+"""``x W^T + b`` for the few rows of a CPU decoding step, at the speed one core reads the weights.
+
+A decoding step multiplies a handful of rows (one per completion) by every weight matrix of the
+model, so its time is the time to read the weights from memory. For 1-8 rows MKL reads them at about
+half the speed one core can: measured on a 2-core CPU (AMD EPYC, AVX-512), the 20 matrices of a 512 /
+4-layer model twice over (122 MB) took MKL 11.6 ms for 1 row, 13.7-17.2 ms for 4 and 20-21 ms for
+8, on one thread, and 8.8-21 ms on two; :file:`few_rows.c` took 6.5-7.0, 6.9-8.5 and 11.1 ms on
+one. With two models decoding side by side (one per agent, one thread each), the same matrices once
+per model took 7.8-12.2 ms with MKL against 4.4-6.1 ms.
+
+The C source ships with the package and is compiled on first use with the system's C compiler
+(``$CC``, else ``cc``, ``gcc`` or ``clang``) into ``$XDG_CACHE_HOME/mrlm`` (``~/.cache/mrlm``) under
+a name that hashes the source, then loaded with :mod:`ctypes`, which lets go of the GIL during the
+call. The library holds AVX-512, AVX2 and baseline x86-64 versions and the CPU picks one when it is
+loaded. It is used on x86-64 Linux only, where it was measured; elsewhere, where there is no compiler,
+the build fails or ``MRLM_FEW_ROWS_KERNEL=0`` is set, :func:`few_rows_kernel` returns ``None``
+(:func:`unavailable_reason` says why) and callers keep torch's products; nothing else changes.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import platform
+import shutil
+import subprocess
+import tempfile
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+import torch
+
+MAX_ROWS = 8
+"""The most rows the kernel multiplies (its accumulators for every row stay in registers)."""
+MAX_THREADS = 2
+"""The most torch threads with which :func:`use_few_rows_kernel` picks the kernel.
+
+The kernel runs on one core. It beat MKL on two (see the module docstring); with more cores MKL
+spreads a product over them, which was not measured here, so those runs keep MKL."""
+SOURCE = Path(__file__).with_name("few_rows.c")
+OPT_OUT = "MRLM_FEW_ROWS_KERNEL"
+"""Set to ``0`` to keep torch's products."""
+_COMPILE_TIMEOUT_S = 120
+
+
+class FewRowsKernel:
+    """The loaded library: ``kernel(x, weight, bias)`` is ``F.linear(x, weight, bias)`` for ``x``
+    ``[rows, k]`` with ``1 <= rows <= MAX_ROWS``, all float32 on CPU. Not differentiable."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        function = ctypes.CDLL(str(path)).mrlm_few_rows
+        pointer = ctypes.c_void_p
+        function.argtypes = [ctypes.c_int, pointer, pointer, pointer, pointer, ctypes.c_long, ctypes.c_long]
+        function.restype = ctypes.c_int
+        self._function = function
+
+    def __call__(
+        self, x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        """Check the arguments (ValueError), then :meth:`product`."""
+        for name, tensor in (("x", x), ("weight", weight), ("bias", bias)):
+            if tensor is not None and (tensor.device.type != "cpu" or tensor.dtype != torch.float32):
+                raise ValueError(f"{name} must be float32 on CPU, not {tensor.dtype} on {tensor.device}")
+        if x.dim() != 2 or not 1 <= x.shape[0] <= MAX_ROWS:
+            raise ValueError(f"x must have 1 to {MAX_ROWS} rows of 2-D, not shape {tuple(x.shape)}")
+        n = weight.shape[0]
+        if weight.dim() != 2 or weight.shape[1] != x.shape[1] or (bias is not None and bias.shape != (n,)):
+            bias_shape = None if bias is None else tuple(bias.shape)
+            raise ValueError(
+                f"x {tuple(x.shape)}, weight {tuple(weight.shape)} and bias {bias_shape} do not match"
+            )
+        return self.product(x, weight.contiguous(), None if bias is None else bias.contiguous())
+
+    def product(self, x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
+        """``x W^T + b`` without checks: float32 CPU tensors of matching shapes, ``x`` of 1 to
+        :data:`MAX_ROWS` rows, ``weight`` and ``bias`` contiguous (decoding's hot path)."""
+        x = x.contiguous()
+        out = torch.empty((x.shape[0], weight.shape[0]), dtype=torch.float32)
+        bias_pointer = None if bias is None else bias.data_ptr()
+        self._function(
+            x.shape[0],
+            x.data_ptr(),
+            weight.data_ptr(),
+            bias_pointer,
+            out.data_ptr(),
+            weight.shape[0],
+            x.shape[1],
+        )
+        return out
+
+
+_lock = threading.Lock()
+_loaded: FewRowsKernel | None = None
+_reason: str | None = None
+_tried = False
+
+
+def few_rows_kernel() -> FewRowsKernel | None:
+    """The kernel, built and loaded on the first call (once per process), or ``None``."""
+    global _loaded, _reason, _tried
+    with _lock:
+        if not _tried:
+            _tried = True
+            if os.environ.get(OPT_OUT, "").strip() == "0":
+                _reason = f"{OPT_OUT}=0"
+            elif (platform.system(), platform.machine()) != ("Linux", "x86_64"):
+                _reason = f"used on x86-64 Linux only, not {platform.system()} {platform.machine()}"
+            else:
+                try:
+                    _loaded = FewRowsKernel(build())
+                except (OSError, RuntimeError, subprocess.SubprocessError) as error:
+                    _reason = str(error)
+        return _loaded
+
+
+def unavailable_reason() -> str | None:
+    """Why :func:`few_rows_kernel` returned ``None`` (``None`` when it is loaded or not yet tried)."""
+    return _reason
+
+
+def use_few_rows_kernel(weight: torch.Tensor) -> bool:
+    """Whether products with ``weight`` during CPU decoding go to the kernel: float32 on CPU, no
+    gradient being recorded, at most :data:`MAX_THREADS` torch threads, and the kernel loads."""
+    return (
+        weight.device.type == "cpu"
+        and weight.dtype == torch.float32
+        and not torch.is_grad_enabled()
+        and torch.get_num_threads() <= MAX_THREADS
+        and few_rows_kernel() is not None
+    )
+
+
+def build(
+    cache_dir: Path | None = None, compiler: str | None = None, extra_flags: Sequence[str] = ()
+) -> Path:
+    """Compile :data:`SOURCE` into a shared library unless a build of the same source is cached.
+
+    Raises RuntimeError when no compiler is found or the compilation fails (with its output). The
+    library is written under a temporary name and renamed, so processes building at once (one per
+    rank) never load a half-written file.
+    """
+    compiler = compiler or _find_compiler()
+    if compiler is None:
+        raise RuntimeError("no C compiler found ($CC, cc, gcc or clang)")
+    flags = ["-O3", "-shared", "-fPIC", *extra_flags]
+    source = SOURCE.read_bytes()
+    key = hashlib.sha256(b"\0".join([source, platform.machine().encode(), *map(str.encode, flags)]))
+    name = f"few_rows-{key.hexdigest()[:16]}.so"
+    directory = cache_dir or _cache_dir()
+    if (directory / name).exists():
+        return directory / name
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        handle, partial = tempfile.mkstemp(dir=directory, prefix=name, suffix=".partial")
+    except OSError:  # a read-only cache: build afresh in a directory of this process's own
+        directory = Path(tempfile.mkdtemp(prefix="mrlm-kernel-"))
+        handle, partial = tempfile.mkstemp(dir=directory, prefix=name, suffix=".partial")
+    os.close(handle)
+    library = directory / name
+    try:
+        result = subprocess.run(
+            [compiler, *flags, "-o", partial, str(SOURCE)],
+            capture_output=True,
+            text=True,
+            timeout=_COMPILE_TIMEOUT_S,
+            check=False,
+        )
+        if result.returncode != 0:
+            output = (result.stderr or result.stdout).strip()[-2000:]
+            raise RuntimeError(f"{compiler} could not build {SOURCE.name}: {output}")
+        os.replace(partial, library)
+    finally:
+        if os.path.exists(partial):
+            os.unlink(partial)
+    return library
+
+
+def _find_compiler() -> str | None:
+    for name in (os.environ.get("CC", "").strip(), "cc", "gcc", "clang"):
+        if name and shutil.which(name.split()[0]):
+            return name.split()[0]
+    return None
+
+
+def _cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "mrlm"
