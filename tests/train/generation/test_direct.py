@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -190,12 +192,24 @@ def test_follows_weight_updates(tokenizer: Any, prompts: list[list[int]]) -> Non
     assert [c.token_ids for c in after] != [c.token_ids for c in before]
 
 
+@contextlib.contextmanager
+def torch_threads(count: int) -> Iterator[None]:
+    before = torch.get_num_threads()
+    torch.set_num_threads(count)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
 @pytest.fixture(params=["kernel", "mkl"])
-def few_row_products(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Decoding's few-row products on the few-rows kernel, or on torch's (as without a compiler)."""
+def few_row_products(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """Decoding's few-row products on the few-rows kernel (one torch thread, as each agent's model
+    decoding side by side has), or on torch's (as without a compiler)."""
     if request.param == "mkl":
-        monkeypatch.setattr(few_rows, "use_few_rows_kernel", lambda weight: False)
-    return str(request.param)
+        monkeypatch.setattr(few_rows, "kernel_rows", lambda weight: 0)
+    with torch_threads(1):
+        yield str(request.param)
 
 
 @pytest.mark.parametrize("with_bias", [False, True])
@@ -203,13 +217,14 @@ def test_a_projection_of_few_rows_computes_x_w_transposed_plus_bias(
     with_bias: bool, few_row_products: str
 ) -> None:
     generator = torch.Generator().manual_seed(3)
-    weight = torch.randn(48, 32, generator=generator)
+    width = few_rows.MIN_IN_FEATURES  # the kernel's narrowest
+    weight = torch.randn(48, width, generator=generator)
     bias = torch.randn(48, generator=generator) if with_bias else None
     with torch.no_grad():  # as decoding runs
         projection = _Projection(weight, bias, few_rows=True)
     assert (projection.kernel is not None) == (few_row_products == "kernel")
     # A decoding step's rows, more rows than the kernel takes, a prefill's rows and columns.
-    for shape in [(5, 32), (few_rows.MAX_ROWS + 1, 32), (2, 7, 32)]:
+    for shape in [(5, width), (few_rows.MAX_ROWS + 1, width), (2, 7, width)]:
         x = torch.randn(*shape, generator=generator)
         expected = x @ weight.t() + (bias if bias is not None else 0.0)
         out = projection(x)
@@ -220,7 +235,7 @@ def test_a_projection_of_few_rows_computes_x_w_transposed_plus_bias(
 def test_decoding_with_few_row_products_matches_the_models_forward(
     tokenizer: Any, prompts: list[list[int]], few_row_products: str
 ) -> None:
-    model = build_lively_model(tokenizer, seed=1)
+    model = build_lively_model(tokenizer, seed=1, hidden_size=few_rows.MIN_IN_FEATURES)
     runner = direct_model_or_reason(model)
     assert isinstance(runner, DirectModel)
     with torch.inference_mode():
@@ -274,11 +289,13 @@ def test_available_memory_is_read_from_meminfo(tmp_path: Any) -> None:
 def test_packing_is_chosen_only_where_it_pays(tokenizer: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     wide = build_tiny_model(tokenizer, hidden_size=PACK_MIN_HIDDEN, num_layers=1)
     rows = few_rows.MAX_ROWS + 1  # more than the few-rows kernel takes
-    with torch.no_grad():
+    with torch.no_grad(), torch_threads(1):
         assert packs_weights(wide, rows, PACK_MIN_TOKENS)  # x86 builds of torch have oneDNN
         assert not packs_weights(wide, few_rows.MAX_ROWS, PACK_MIN_TOKENS)  # the kernel's
+    with torch.no_grad(), torch_threads(2):
+        assert packs_weights(wide, PACK_MIN_ROWS, PACK_MIN_TOKENS)  # on two threads, MKL's
     assert packs_weights(wide, PACK_MIN_ROWS, PACK_MIN_TOKENS)  # no kernel while gradients are recorded
-    monkeypatch.setattr(few_rows, "use_few_rows_kernel", lambda weight: False)  # as without a compiler
+    monkeypatch.setattr(few_rows, "kernel_rows", lambda weight: 0)  # as without a compiler
     assert packs_weights(wide, PACK_MIN_ROWS, PACK_MIN_TOKENS)
     assert not packs_weights(wide, PACK_MIN_ROWS - 1, PACK_MIN_TOKENS)
     assert not packs_weights(wide, rows, PACK_MIN_TOKENS - 1)

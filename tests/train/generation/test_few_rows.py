@@ -129,7 +129,7 @@ def test_the_loader_opts_out_or_reports_a_failed_build(
     monkeypatch.setenv(few_rows.OPT_OUT, "0")
     assert few_rows.few_rows_kernel() is None and few_rows.unavailable_reason() == "MRLM_FEW_ROWS_KERNEL=0"
     with torch.no_grad():
-        assert not few_rows.use_few_rows_kernel(torch.ones(2, 2))
+        assert few_rows.kernel_rows(torch.ones(2, few_rows.MIN_IN_FEATURES)) == 0
 
     monkeypatch.setattr(few_rows, "_tried", False)
     monkeypatch.delenv(few_rows.OPT_OUT)
@@ -141,20 +141,25 @@ def test_the_loader_opts_out_or_reports_a_failed_build(
 
 
 @pytest.mark.skipif(not ON_X86_LINUX, reason="the kernel is used on x86-64 Linux only")
-def test_decoding_uses_it_only_for_float32_cpu_without_gradients_on_few_threads(
+def test_decoding_uses_it_for_wide_float32_weights_without_gradients_on_few_threads(
     fresh_loader: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))  # built afresh, into its own cache
-    weight = torch.ones(4, 16)
-    with torch.no_grad():
-        assert few_rows.use_few_rows_kernel(weight)
-        assert isinstance(few_rows.few_rows_kernel(), FewRowsKernel)
-        assert not few_rows.use_few_rows_kernel(weight.bfloat16())
-        threads = torch.get_num_threads()
-        torch.set_num_threads(few_rows.MAX_THREADS + 1)
-        try:
-            assert not few_rows.use_few_rows_kernel(weight)
-        finally:
-            torch.set_num_threads(threads)
-    assert not few_rows.use_few_rows_kernel(weight)  # gradients recorded: the product must be torch's
+    weight = torch.ones(4, few_rows.MIN_IN_FEATURES)
+    threads = torch.get_num_threads()
+    try:
+        with torch.no_grad():
+            torch.set_num_threads(1)
+            assert few_rows.kernel_rows(weight) == MAX_ROWS
+            assert isinstance(few_rows.few_rows_kernel(), FewRowsKernel)
+            assert few_rows.kernel_rows(weight.bfloat16()) == 0
+            assert few_rows.kernel_rows(weight[:, 1:]) == 0  # too narrow
+            torch.set_num_threads(2)
+            assert few_rows.kernel_rows(weight) == few_rows.TWO_THREAD_ROWS
+            torch.set_num_threads(3)
+            assert few_rows.kernel_rows(weight) == 0
+        torch.set_num_threads(1)
+        assert few_rows.kernel_rows(weight) == 0  # gradients recorded: the product must be torch's
+    finally:
+        torch.set_num_threads(threads)
     assert [path.suffix for path in (tmp_path / "mrlm").iterdir()] == [".so"]

@@ -12,10 +12,11 @@ of tensor operations on the model's own parameters:
   and k projections are reordered so that the two coordinates a rotation mixes are adjacent (attention
   scores are dot products of q and k, which reordering both alike leaves unchanged);
 * decoding writes keys and values in place into tensors sized for the prompt and the whole
-  completion; on CPU a float32 step of at most 8 rows multiplies with the kernel of
-  :mod:`~mrlm.train.generation.few_rows`, which reads each weight at about twice MKL's speed, and
-  otherwise computes ``(W x^T)^T`` rather than ``x W^T``: the same sums, which MKL runs faster when
-  ``x`` has the few rows of a decoding step;
+  completion; on CPU a float32 step of a few rows multiplies with the kernel of
+  :mod:`~mrlm.train.generation.few_rows`, which reads each weight at about twice MKL's speed, where
+  that pays (:func:`~mrlm.train.generation.few_rows.kernel_rows`), and otherwise computes
+  ``(W x^T)^T`` rather than ``x W^T``: the same sums, which MKL runs faster when ``x`` has the few
+  rows of a decoding step;
 * a float32 model on CPU decoding more rows, for long enough, first copies its weights into
   oneDNN's blocked layout (:func:`packs_weights`), on which a step's products run faster than MKL's;
 * rows that begin with the same tokens (the members of a GRPO group share their prompt) compute that
@@ -40,7 +41,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F  # noqa: N812 (the usual name)
 
-from mrlm.train.generation import few_rows
+from mrlm.train.generation import few_rows as few_row_kernel
 from mrlm.train.generation.memory import available_cpu_memory
 from mrlm.train.generation.sampling import row_chunks, selected_logprobs
 
@@ -94,7 +95,7 @@ def packs_weights(model: Any, rows: int, budget: int) -> bool:
         and embedding.shape[-1] >= PACK_MIN_HIDDEN
     ):
         return False
-    if rows <= few_rows.MAX_ROWS and few_rows.use_few_rows_kernel(embedding):
+    if rows <= few_row_kernel.kernel_rows(embedding):
         return False
     available = available_cpu_memory()
     copy = sum(p.numel() * p.element_size() for p in model.parameters())
@@ -104,9 +105,9 @@ def packs_weights(model: Any, rows: int, budget: int) -> bool:
 class _Projection:
     """``x -> x W^T + bias`` on the parameter itself (differentiable, any device).
 
-    ``few_rows=True`` (CPU decoding): a 2-D input of at most :data:`few_rows.MAX_ROWS` rows goes to
-    the few-rows kernel where :func:`few_rows.use_few_rows_kernel` allows it (float32, no gradient
-    recorded); otherwise it is multiplied as ``(W x^T)^T``. For the handful of rows of a decoding
+    ``few_rows=True`` (CPU decoding): a 2-D input of at most
+    :func:`~mrlm.train.generation.few_rows.kernel_rows` rows goes to the few-rows kernel (float32,
+    no gradient recorded, few torch threads); otherwise it is multiplied as ``(W x^T)^T``. For the handful of rows of a decoding
     step MKL runs that product markedly faster than ``x W^T``; measured on a 2-core CPU, a decoding
     step of 16 rows at hidden 512 / 4 layers took 8.5-8.9 ms against 11.1-11.9 ms with MKL-packed
     weights (and 4 rows at 128 / 2 layers 0.43 ms against 0.50-0.63).
@@ -123,13 +124,15 @@ class _Projection:
         self.packed = (
             torch.ops.mkldnn._reorder_linear_weight(weight.detach(), packed_rows) if packed_rows else None
         )
-        self.kernel = _few_rows_kernel(weight, bias) if few_rows else None
+        contiguous = weight.is_contiguous() and (bias is None or bias.is_contiguous())
+        self.kernel_rows = few_row_kernel.kernel_rows(weight) if few_rows and contiguous else 0
+        self.kernel = few_row_kernel.few_rows_kernel() if self.kernel_rows else None
 
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
         if self.packed is not None and x.dim() == 2:
             return torch.ops.mkldnn._linear_pointwise(x, self.packed, self.bias, "none", [], "")
         if self.few_rows and x.dim() == 2:
-            if self.kernel is not None and x.shape[0] <= few_rows.MAX_ROWS:
+            if self.kernel is not None and x.shape[0] <= self.kernel_rows:
                 return self.kernel.product(x, self.weight, self.bias)
             if self.bias is None:
                 product = torch.mm(self.weight, x.t())
@@ -137,11 +140,6 @@ class _Projection:
                 product = torch.addmm(self.bias.unsqueeze(1), self.weight, x.t())
             return product.t().contiguous()
         return F.linear(x, self.weight, self.bias)
-
-
-def _few_rows_kernel(weight: torch.Tensor, bias: torch.Tensor | None) -> few_rows.FewRowsKernel | None:
-    contiguous = weight.is_contiguous() and (bias is None or bias.is_contiguous())
-    return few_rows.few_rows_kernel() if contiguous and few_rows.use_few_rows_kernel(weight) else None
 
 
 class _Norm:

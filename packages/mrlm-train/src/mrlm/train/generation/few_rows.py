@@ -4,9 +4,10 @@ A decoding step multiplies a handful of rows (one per completion) by every weigh
 model, so its time is the time to read the weights from memory. For 1-8 rows MKL reads them at about
 half the speed one core can: measured on a 2-core CPU (AMD EPYC, AVX-512), the 20 matrices of a 512 /
 4-layer model twice over (122 MB) took MKL 11.6 ms for 1 row, 13.7-17.2 ms for 4 and 20-21 ms for
-8, on one thread, and 8.8-21 ms on two; :file:`few_rows.c` took 6.5-7.0, 6.9-8.5 and 11.1 ms on
-one. With two models decoding side by side (one per agent, one thread each), the same matrices once
-per model took 7.8-12.2 ms with MKL against 4.4-6.1 ms.
+8, on one thread; :file:`few_rows.c` took 6.5-7.0, 6.9-8.5 and 11.1 ms. With two models decoding
+side by side (one per agent, one thread each), the same matrices once per model took 7.8-12.2 ms
+with MKL against 4.4-6.1 ms. Where MKL does better (narrow weights, more rows on two threads) it
+keeps the product: :func:`kernel_rows`.
 
 The C source ships with the package and is compiled on first use with the system's C compiler
 (``$CC``, else ``cc``, ``gcc`` or ``clang``) into ``$XDG_CACHE_HOME/mrlm`` (``~/.cache/mrlm``) under
@@ -34,11 +35,19 @@ import torch
 
 MAX_ROWS = 8
 """The most rows the kernel multiplies (its accumulators for every row stay in registers)."""
-MAX_THREADS = 2
-"""The most torch threads with which :func:`use_few_rows_kernel` picks the kernel.
+MIN_IN_FEATURES = 128
+"""The narrowest weight rows (``in_features``) the kernel takes: on shorter ones its lane sums cost
+more than the reads they save (hidden 64, 1 row: 0.69 ms a decoding step against MKL's 0.44)."""
+TWO_THREAD_ROWS = 3
+"""The most rows the kernel takes from a decoding that runs on two torch threads.
 
-The kernel runs on one core. It beat MKL on two (see the module docstring); with more cores MKL
-spreads a product over them, which was not measured here, so those runs keep MKL."""
+The kernel runs on one core. Measured on a 2-core CPU, one Qwen2 at 4 layers decoding: on one thread
+the kernel beat MKL at every width from 128 and every row count (hidden 512: 1 row 3.3 against 5.9
+ms a step, 4 rows 4.4 against 7.2; 8 rows 6.6 against 6.6 on oneDNN-packed weights, without the
+packing); on two threads MKL caught up from 4 rows (hidden 512: 4.2 against 4.3 ms; hidden 768 9.1-
+9.6 against 8.7) and won at 8 (4.4 against 6.6 ms), while the kernel still won at 1 to 3 rows
+(hidden 512, 3 rows: 3.5 against 6.9 ms). With more threads MKL spreads a product over more cores,
+which was not measured here, so those decodings keep MKL."""
 SOURCE = Path(__file__).with_name("few_rows.c")
 OPT_OUT = "MRLM_FEW_ROWS_KERNEL"
 """Set to ``0`` to keep torch's products."""
@@ -121,16 +130,23 @@ def unavailable_reason() -> str | None:
     return _reason
 
 
-def use_few_rows_kernel(weight: torch.Tensor) -> bool:
-    """Whether products with ``weight`` during CPU decoding go to the kernel: float32 on CPU, no
-    gradient being recorded, at most :data:`MAX_THREADS` torch threads, and the kernel loads."""
-    return (
+def kernel_rows(weight: torch.Tensor) -> int:
+    """The most rows of a CPU decoding step whose products with ``weight`` go to the kernel (0: none).
+
+    ``weight`` must be float32 on CPU, at least :data:`MIN_IN_FEATURES` wide, with no gradient being
+    recorded, and the kernel must load; then :data:`MAX_ROWS` on one torch thread (each agent's model
+    decoding side by side on its own thread, or a one-core process), :data:`TWO_THREAD_ROWS` on two,
+    none on more. Read when a decoding starts: the thread count is the one it runs with."""
+    if not (
         weight.device.type == "cpu"
         and weight.dtype == torch.float32
+        and weight.dim() == 2
+        and weight.shape[1] >= MIN_IN_FEATURES
         and not torch.is_grad_enabled()
-        and torch.get_num_threads() <= MAX_THREADS
-        and few_rows_kernel() is not None
-    )
+    ):
+        return 0
+    rows = {1: MAX_ROWS, 2: TWO_THREAD_ROWS}.get(torch.get_num_threads(), 0)
+    return rows if rows and few_rows_kernel() is not None else 0
 
 
 def build(
