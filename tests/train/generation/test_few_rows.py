@@ -3,7 +3,11 @@ and cache, the arguments it refuses, and when decoding uses it."""
 
 from __future__ import annotations
 
+import os
 import platform
+import re
+import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -75,6 +79,8 @@ def test_views_are_read_as_their_values(kernel: FewRowsKernel) -> None:
         (torch.ones(2, 16), torch.ones(4, 16), torch.ones(5), "do not match"),
         (torch.ones(2, 16, dtype=torch.bfloat16), torch.ones(4, 16), None, "x must be float32"),
         (torch.ones(2, 16), torch.ones(4, 16, dtype=torch.float64), None, "weight must be float32"),
+        (torch.ones(2, 16), torch.tensor(1.0), None, "do not match"),
+        (torch.ones(2, 16), torch.ones(4, 16, requires_grad=True), None, "not differentiable"),
     ],
 )
 def test_arguments_it_does_not_take_are_refused(
@@ -95,11 +101,42 @@ def test_a_build_is_cached_under_its_sources_hash(tmp_path: Path) -> None:
     )  # no leftovers
 
 
-def test_an_unwritable_cache_builds_in_a_private_directory(tmp_path: Path) -> None:
+def test_an_unwritable_cache_builds_in_a_private_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
     blocked = tmp_path / "cache"
     blocked.write_text("a file where the directory would be")
     library = build(cache_dir=blocked)
-    assert library.exists() and blocked not in library.parents
+    assert library.parent == tmp_path / "tmp" / f"mrlm-kernel-{os.getuid()}"
+    assert library.parent.stat().st_mode & 0o777 == 0o700
+    stamp = library.stat().st_mtime_ns
+    assert build(cache_dir=blocked) == library and library.stat().st_mtime_ns == stamp  # the next process's
+    torch.testing.assert_close(
+        FewRowsKernel(library)(torch.ones(1, 4), torch.ones(2, 4)), torch.full((1, 2), 4.0)
+    )
+    # Someone else's directory of that name (here: open to all) is not used.
+    library.parent.chmod(0o777)
+    elsewhere = build(cache_dir=blocked)
+    assert elsewhere.parent != library.parent and elsewhere.parent.parent == tmp_path / "tmp"
+
+
+def test_a_cached_build_needs_no_compiler(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    library = build(cache_dir=tmp_path)
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    monkeypatch.delenv("CC", raising=False)
+    assert build(cache_dir=tmp_path) == library
+
+
+def test_cc_is_a_command_with_its_arguments(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    compiler = few_rows._find_compiler()
+    wrapper = tmp_path / "wrapper"  # like ccache: runs the compiler it is given
+    wrapper.write_text(f'#!/bin/sh\necho "$@" > {tmp_path / "argv"}\nexec "$@"\n')
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("CC", f"{wrapper} {compiler[0]} -DMRLM_MARK")
+    library = build(cache_dir=tmp_path / "cache")
+    assert (tmp_path / "argv").read_text().startswith(f"{compiler[0]} -DMRLM_MARK -O3 ")
     torch.testing.assert_close(
         FewRowsKernel(library)(torch.ones(1, 4), torch.ones(2, 4)), torch.full((1, 2), 4.0)
     )
@@ -121,6 +158,35 @@ def fresh_loader(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(few_rows, "_tried", False)
     monkeypatch.setattr(few_rows, "_loaded", None)
     monkeypatch.setattr(few_rows, "_reason", None)
+
+
+@pytest.mark.parametrize("damage", ["cut short", "another library"])
+def test_a_damaged_cached_build_is_built_again(
+    fresh_loader: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: str
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    library = build()
+    assert library.parent == tmp_path / "mrlm"
+    if damage == "cut short":
+        library.write_bytes(library.read_bytes()[:100])
+    else:
+        other = tmp_path / "other.c"
+        other.write_text("int something_else(void) { return 1; }\n")
+        subprocess.run(
+            [*few_rows._find_compiler(), "-shared", "-fPIC", "-o", str(library), str(other)], check=True
+        )
+    with pytest.raises(OSError, match=re.escape(library.name)):
+        FewRowsKernel(library)
+    kernel = few_rows.few_rows_kernel()
+    assert kernel is not None and few_rows.unavailable_reason() is None
+    torch.testing.assert_close(kernel(torch.ones(1, 4), torch.ones(2, 4)), torch.full((1, 2), 4.0))
+
+
+def test_the_output_is_on_the_cpu_whatever_the_default_device(kernel: FewRowsKernel) -> None:
+    x, weight = torch.ones(2, 4), torch.ones(3, 4)
+    with torch.device("meta"):
+        out = kernel(x, weight)
+    torch.testing.assert_close(out, torch.full((2, 3), 4.0))
 
 
 def test_the_loader_opts_out_or_reports_a_failed_build(

@@ -20,11 +20,14 @@ the build fails or ``MRLM_FEW_ROWS_KERNEL=0`` is set, :func:`few_rows_kernel` re
 
 from __future__ import annotations
 
+import _ctypes
 import ctypes
 import hashlib
 import os
 import platform
+import shlex
 import shutil
+import stat
 import subprocess
 import tempfile
 import threading
@@ -56,11 +59,21 @@ _COMPILE_TIMEOUT_S = 120
 
 class FewRowsKernel:
     """The loaded library: ``kernel(x, weight, bias)`` is ``F.linear(x, weight, bias)`` for ``x``
-    ``[rows, k]`` with ``1 <= rows <= MAX_ROWS``, all float32 on CPU. Not differentiable."""
+    ``[rows, k]`` with ``1 <= rows <= MAX_ROWS``, all float32 on CPU. Not differentiable: it refuses
+    inputs that require gradients while gradients are recorded.
+
+    Raises OSError when ``path`` is not a loadable library holding the kernel."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        function = ctypes.CDLL(str(path)).mrlm_few_rows
+        library = ctypes.CDLL(str(path))
+        try:
+            function = library.mrlm_few_rows
+        except AttributeError as error:
+            # Unloaded, so that a library built again under this path is loaded afresh (the loader
+            # would hand back this one by its name).
+            _ctypes.dlclose(library._handle)
+            raise OSError(f"{path} holds no mrlm_few_rows") from error
         pointer = ctypes.c_void_p
         function.argtypes = [ctypes.c_int, pointer, pointer, pointer, pointer, ctypes.c_long, ctypes.c_long]
         function.restype = ctypes.c_int
@@ -75,8 +88,15 @@ class FewRowsKernel:
                 raise ValueError(f"{name} must be float32 on CPU, not {tensor.dtype} on {tensor.device}")
         if x.dim() != 2 or not 1 <= x.shape[0] <= MAX_ROWS:
             raise ValueError(f"x must have 1 to {MAX_ROWS} rows of 2-D, not shape {tuple(x.shape)}")
-        n = weight.shape[0]
-        if weight.dim() != 2 or weight.shape[1] != x.shape[1] or (bias is not None and bias.shape != (n,)):
+        if torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in (x, weight, bias)):
+            raise ValueError(
+                "the kernel is not differentiable: call it under torch.no_grad() or inference_mode()"
+            )
+        if (
+            weight.dim() != 2
+            or weight.shape[1] != x.shape[1]
+            or (bias is not None and bias.shape != weight.shape[:1])
+        ):
             bias_shape = None if bias is None else tuple(bias.shape)
             raise ValueError(
                 f"x {tuple(x.shape)}, weight {tuple(weight.shape)} and bias {bias_shape} do not match"
@@ -87,7 +107,7 @@ class FewRowsKernel:
         """``x W^T + b`` without checks: float32 CPU tensors of matching shapes, ``x`` of 1 to
         :data:`MAX_ROWS` rows, ``weight`` and ``bias`` contiguous (decoding's hot path)."""
         x = x.contiguous()
-        out = torch.empty((x.shape[0], weight.shape[0]), dtype=torch.float32)
+        out = torch.empty((x.shape[0], weight.shape[0]), dtype=torch.float32, device="cpu")
         bias_pointer = None if bias is None else bias.data_ptr()
         self._function(
             x.shape[0],
@@ -119,10 +139,17 @@ def few_rows_kernel() -> FewRowsKernel | None:
                 _reason = f"used on x86-64 Linux only, not {platform.system()} {platform.machine()}"
             else:
                 try:
-                    _loaded = FewRowsKernel(build())
+                    _loaded = _load()
                 except (OSError, RuntimeError, subprocess.SubprocessError) as error:
                     _reason = str(error)
         return _loaded
+
+
+def _load() -> FewRowsKernel:
+    try:
+        return FewRowsKernel(build())
+    except OSError:  # a damaged cached build (cut short, or another file under its name): once afresh
+        return FewRowsKernel(build(rebuild=True))
 
 
 def unavailable_reason() -> str | None:
@@ -150,35 +177,44 @@ def kernel_rows(weight: torch.Tensor) -> int:
 
 
 def build(
-    cache_dir: Path | None = None, compiler: str | None = None, extra_flags: Sequence[str] = ()
+    cache_dir: Path | None = None,
+    compiler: Sequence[str] | None = None,
+    extra_flags: Sequence[str] = (),
+    rebuild: bool = False,
 ) -> Path:
-    """Compile :data:`SOURCE` into a shared library unless a build of the same source is cached.
+    """Compile :data:`SOURCE` into a shared library unless a build of the same source and flags is
+    cached (``rebuild=True`` compiles it anyway and replaces it).
 
-    Raises RuntimeError when no compiler is found or the compilation fails (with its output). The
-    library is written under a temporary name and renamed, so processes building at once (one per
-    rank) never load a half-written file.
+    ``compiler`` is a command (``$CC`` split as a shell would, by default). Raises RuntimeError when
+    no compiler is found or the compilation fails (with its output). The library is written under a
+    temporary name and renamed, so processes building at once (one per rank) never load a
+    half-written file. Where the cache directory cannot be written, the build goes to a directory of
+    this user's own under the system's temporary directory.
     """
-    compiler = compiler or _find_compiler()
-    if compiler is None:
-        raise RuntimeError("no C compiler found ($CC, cc, gcc or clang)")
     flags = ["-O3", "-shared", "-fPIC", *extra_flags]
-    source = SOURCE.read_bytes()
-    key = hashlib.sha256(b"\0".join([source, platform.machine().encode(), *map(str.encode, flags)]))
+    key = hashlib.sha256(
+        b"\0".join([SOURCE.read_bytes(), platform.machine().encode(), *map(str.encode, flags)])
+    )
     name = f"few_rows-{key.hexdigest()[:16]}.so"
     directory = cache_dir or _cache_dir()
-    if (directory / name).exists():
+    if not rebuild and (directory / name).exists():
         return directory / name
+    command = list(compiler) if compiler else _find_compiler()
+    if not command:
+        raise RuntimeError("no C compiler found ($CC, cc, gcc or clang)")
     try:
         directory.mkdir(parents=True, exist_ok=True)
         handle, partial = tempfile.mkstemp(dir=directory, prefix=name, suffix=".partial")
-    except OSError:  # a read-only cache: build afresh in a directory of this process's own
-        directory = Path(tempfile.mkdtemp(prefix="mrlm-kernel-"))
+    except OSError:  # a read-only cache
+        directory = _private_temporary_dir()
+        if not rebuild and (directory / name).exists():
+            return directory / name
         handle, partial = tempfile.mkstemp(dir=directory, prefix=name, suffix=".partial")
     os.close(handle)
     library = directory / name
     try:
         result = subprocess.run(
-            [compiler, *flags, "-o", partial, str(SOURCE)],
+            [*command, *flags, "-o", partial, str(SOURCE)],
             capture_output=True,
             text=True,
             timeout=_COMPILE_TIMEOUT_S,
@@ -186,7 +222,7 @@ def build(
         )
         if result.returncode != 0:
             output = (result.stderr or result.stdout).strip()[-2000:]
-            raise RuntimeError(f"{compiler} could not build {SOURCE.name}: {output}")
+            raise RuntimeError(f"{shlex.join(command)} could not build {SOURCE.name}: {output}")
         os.replace(partial, library)
     finally:
         if os.path.exists(partial):
@@ -194,13 +230,28 @@ def build(
     return library
 
 
-def _find_compiler() -> str | None:
-    for name in (os.environ.get("CC", "").strip(), "cc", "gcc", "clang"):
-        if name and shutil.which(name.split()[0]):
-            return name.split()[0]
-    return None
+def _find_compiler() -> list[str]:
+    configured = shlex.split(os.environ.get("CC", ""))
+    if configured and shutil.which(configured[0]):
+        return configured  # with its arguments ("ccache gcc", "gcc -m64")
+    found = next((name for name in ("cc", "gcc", "clang") if shutil.which(name)), None)
+    return [found] if found else []
 
 
 def _cache_dir() -> Path:
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "mrlm"
+
+
+def _private_temporary_dir() -> Path:
+    """``<tmp>/mrlm-kernel-<uid>``, made by and for this user only (checked: another user could
+    have made it to plant a library); a fresh directory where it is not."""
+    directory = Path(tempfile.gettempdir()) / f"mrlm-kernel-{os.getuid()}"
+    try:
+        directory.mkdir(mode=0o700, exist_ok=True)
+        status = os.lstat(directory)
+        if stat.S_ISDIR(status.st_mode) and status.st_uid == os.getuid() and not status.st_mode & 0o077:
+            return directory
+    except OSError:
+        pass
+    return Path(tempfile.mkdtemp(prefix="mrlm-kernel-"))
