@@ -44,13 +44,13 @@ more than the reads they save (hidden 64, 1 row: 0.69 ms a decoding step against
 TWO_THREAD_ROWS = 3
 """The most rows the kernel takes from a decoding that runs on two torch threads.
 
-The kernel runs on one core. Measured on a 2-core CPU, one Qwen2 at 4 layers decoding: on one thread
-the kernel beat MKL at every width from 128 and every row count (hidden 512: 1 row 3.3 against 5.9
-ms a step, 4 rows 4.4 against 7.2; 8 rows 6.6 against 6.6 on oneDNN-packed weights, without the
-packing); on two threads MKL caught up from 4 rows (hidden 512: 4.2 against 4.3 ms; hidden 768 9.1-
-9.6 against 8.7) and won at 8 (4.4 against 6.6 ms), while the kernel still won at 1 to 3 rows
-(hidden 512, 3 rows: 3.5 against 6.9 ms). With more threads MKL spreads a product over more cores,
-which was not measured here, so those decodings keep MKL."""
+The kernel runs on one core. Measured on a 2-core CPU, one Qwen2 at 4 layers decoding: on one
+thread the kernel matched or beat MKL at every width from 128 and every row count (hidden 128: 1 row
+0.58 against 0.56 ms a step, 4 rows 0.73 against 0.90; hidden 512: 1 row 3.3 against 5.9, 4 rows
+4.4 against 7.2, 8 rows 6.6 against 6.6 on oneDNN-packed weights, without the packing); on two
+threads MKL caught up from 4 rows (hidden 512: 4.2 against 4.3 ms; hidden 768: 9.1-9.6 against 8.7)
+and won at 8 (4.4 against 6.6 ms), while the kernel still won at 1 to 3 rows (hidden 512, 3 rows:
+3.5 against 6.9 ms). With more threads MKL spreads a product over more cores, which was not measured here, so those decodings keep MKL."""
 SOURCE = Path(__file__).with_name("few_rows.c")
 OPT_OUT = "MRLM_FEW_ROWS_KERNEL"
 """Set to ``0`` to keep torch's products."""
