@@ -50,7 +50,8 @@ thread the kernel matched or beat MKL at every width from 128 and every row coun
 4.4 against 7.2, 8 rows 6.6 against 6.6 on oneDNN-packed weights, without the packing); on two
 threads MKL caught up from 4 rows (hidden 512: 4.2 against 4.3 ms; hidden 768: 9.1-9.6 against 8.7)
 and won at 8 (4.4 against 6.6 ms), while the kernel still won at 1 to 3 rows (hidden 512, 3 rows:
-3.5 against 6.9 ms). With more threads MKL spreads a product over more cores, which was not measured here, so those decodings keep MKL."""
+3.5 against 6.9 ms). With more threads MKL spreads a product over more cores, which was not
+measured here, so those decodings keep MKL."""
 SOURCE = Path(__file__).with_name("few_rows.c")
 OPT_OUT = "MRLM_FEW_ROWS_KERNEL"
 """Set to ``0`` to keep torch's products."""
