@@ -185,15 +185,19 @@ def test_console_script_plays_through_a_pipe() -> None:
 def test_ctrl_c_while_playing_ends_in_one_line() -> None:
     """SIGINT while the command waits for the player's reply: status 130, as shells report it, and
     one line instead of a traceback."""
+    command = [sys.executable, "-m", "mrlm.envs.cli", "play", "mrlm/Math-v0", "--seed", "0"]
+    # As in a terminal's foreground, SIGINT must reach the command at its default: a suite started in
+    # the background (`cmd &`) passes it on ignored, and Python then leaves it so. A small Python sets
+    # it and execs the command; not a preexec_fn, which runs in the forked copy of this process,
+    # where threads of libraries earlier tests started (gRPC's poller) come back to life and abort
+    # when the fork closes their descriptors.
+    start = "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])"
     player = subprocess.Popen(
-        [sys.executable, "-m", "mrlm.envs.cli", "play", "mrlm/Math-v0", "--seed", "0"],
+        [sys.executable, "-c", start, *command],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        # As in a terminal's foreground: a suite started in the background (`cmd &`) passes SIGINT
-        # on ignored, and Python then leaves it so.
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         assert player.stdout is not None
