@@ -107,10 +107,11 @@ class _Projection:
 
     ``few_rows=True`` (CPU decoding): a 2-D input of at most
     :func:`~mrlm.train.generation.few_rows.kernel_rows` rows goes to the few-rows kernel (float32,
-    no gradient recorded, few torch threads); otherwise it is multiplied as ``(W x^T)^T``. For the handful of rows of a decoding
-    step MKL runs that product markedly faster than ``x W^T``; measured on a 2-core CPU, a decoding
-    step of 16 rows at hidden 512 / 4 layers took 8.5-8.9 ms against 11.1-11.9 ms with MKL-packed
-    weights (and 4 rows at 128 / 2 layers 0.43 ms against 0.50-0.63).
+    no gradient recorded, few torch threads); otherwise it is multiplied as ``(W x^T)^T``. For the
+    handful of rows of a decoding step MKL runs that product markedly faster than ``x W^T``;
+    measured on a 2-core CPU, a decoding step of 16 rows at hidden 512 / 4 layers took 8.5-8.9 ms
+    against 11.1-11.9 ms with MKL-packed weights (and 4 rows at 128 / 2 layers 0.43 ms against
+    0.50-0.63).
 
     ``packed_rows`` (CPU float32 decoding, see :func:`packs_weights`): a copy of the weight in
     oneDNN's layout for products of about that many rows, used for every 2-D input (decoding steps
