@@ -3,11 +3,11 @@
 :class:`Judging` gathers how a reply is run (the limits of one sandboxed run of a reply with its
 tests, the time of each test, the sandbox) and how much of a failure is shown. :class:`SandboxedTasks`
 keeps the collection of tasks and the task of the episode (chosen by
-:func:`~mrlm.envs.core.task_choice.choose_task`), the judging, the score of the episode's last
-attempt, so that each attempt is paid the change in score and an episode's return is the score of
-its last attempt: partial credit cannot be collected once per turn, and the tests the episode's
-feedback has quoted, which later attempts are not scored on (:mod:`mrlm.envs.core.disclosure`). The sandbox never travels: a
-pickled copy uses the process's shared one.
+:func:`~mrlm.envs.core.task_choice.choose_task`), the judging, and two things of the episode: the
+score of its last attempt, so that each attempt is paid the change in score and an episode's return
+is the score of its last attempt (partial credit cannot be collected once per turn), and the tests
+its feedback has quoted, which later attempts are not scored on (:mod:`mrlm.envs.core.disclosure`).
+The sandbox never travels: a pickled copy uses the process's shared one.
 """
 
 from __future__ import annotations

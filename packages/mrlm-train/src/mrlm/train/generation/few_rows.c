@@ -67,7 +67,8 @@ rows_times_weight(int rows, const float *x, const float *w, const float *bias, f
 }
 
 /* Returns 0, or -1 when `rows` is not in 1..MAX_ROWS (nothing written). `bias` may be NULL. */
-CPU_VERSIONS int mrlm_few_rows(int rows, const float *x, const float *w, const float *bias, float *y, long n, long k) {
+CPU_VERSIONS int
+mrlm_few_rows(int rows, const float *x, const float *w, const float *bias, float *y, long n, long k) {
     switch (rows) {
     case 1: rows_times_weight(1, x, w, bias, y, n, k); return 0;
     case 2: rows_times_weight(2, x, w, bias, y, n, k); return 0;
