@@ -39,7 +39,6 @@ import argparse
 import importlib.metadata
 import importlib.util
 import json
-import random
 import re
 import shutil
 import statistics
@@ -185,7 +184,6 @@ def run_mrlm(args: argparse.Namespace) -> dict[str, Any]:
     from mrlm.train.loop import DistributedConfig, OptimConfig, RunConfig
     from mrlm.train.loop.metrics import METRICS_FILE, read_metrics
     from mrlm.train.policy import ModelConfig
-    from mrlm.train.tiny import build_tiny_model, build_tiny_tokenizer, count_parameters, save_tiny
 
     workload = _workload()
     if args.quiet:
@@ -195,26 +193,10 @@ def run_mrlm(args: argparse.Namespace) -> dict[str, Any]:
     model_dir, run_dir = work / "model", work / "run"
     shutil.rmtree(run_dir, ignore_errors=True)  # a run refuses a directory holding older checkpoints
 
-    # The anchor's draws from one RNG: its tokenizer's corpus, then the tasks. Its BPE on arithmetic
-    # alone stops short of --vocab-size; MRLM's tiny tokenizer (ChatML, trained on its own corpus)
-    # gets the same number of tokens, so both models have the same embedding and output sizes.
-    rng = random.Random(args.seed)
-    anchor_vocab = len(workload.build_tokenizer(args.vocab_size, rng))
-    tokenizer = build_tiny_tokenizer(vocab_size=anchor_vocab)
-    model = build_tiny_model(
-        tokenizer,
-        arch=args.arch,
-        hidden_size=hidden,
-        num_layers=layers,
-        num_heads=args.heads,
-        num_kv_heads=args.kv_heads,
-        intermediate_size=args.intermediate,
-        max_position_embeddings=args.max_positions,
-        seed=args.seed,
-    )
-    n_params = count_parameters(model)
-    save_tiny(model_dir, model, tokenizer)
-    del model
+    # The anchor's workload from the same seed: its tokenizer (byte-level BPE on arithmetic, with its
+    # chat template) and its model, so both sides train the same weights on the same tokens.
+    shape = argparse.Namespace(**vars(args), hidden=hidden, layers=layers)
+    rng, vocab, n_params = workload.save_workload(shape, model_dir)
     records = []
     for _ in range(args.steps * args.prompts_per_step):  # reset seeds 0, 1, ... serve them in turn
         a, b = workload.addition(rng)
@@ -275,7 +257,7 @@ def run_mrlm(args: argparse.Namespace) -> dict[str, Any]:
         "torch_threads": torch.get_num_threads(),
         "hidden": hidden,
         "layers": layers,
-        "vocab": len(tokenizer),
+        "vocab": vocab,
         "n_params_per_agent": n_params,
         "distinct_agent_models": len(policies) or 1,
         "steps_run": len(rows),
