@@ -394,7 +394,7 @@ class DirectModel:
         )  # [B, S, split + S]
         tail = _Part(input_ids[:, rest], rotations[:, rest], _additive(allowed.unsqueeze(1), torch.float32))
         shared, rows = self._forward_with_tail(weights.layers, prefix, tail, row_prefix)
-        hidden = torch.cat([shared[row_prefix, -1:], rows], dim=1)  # [B, T - split, D]
+        hidden = torch.cat([shared[row_prefix].unsqueeze(1), rows], dim=1)  # [B, T - split, D]
         return self._final_norm(hidden), split
 
     # ------------------------------------------------------------------ pieces
@@ -422,11 +422,14 @@ class DirectModel:
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """Every layer over distinct prefixes ``[U, P]`` and the rows' tails ``[B, S]``, the tail
         of row ``i`` attending to prefix ``row_prefix[i]`` (its mask ``[B, 1, S, P + S]``) and to
-        itself; returns the hidden states (before the final norm) ``[U, P, D]`` and ``[B, S, D]``.
+        itself; returns the hidden states (before the final norm) of each prefix's last token
+        ``[U, D]`` and of the tails ``[B, S, D]``.
 
         Both go through each layer together, their tokens as the rows of one matrix: each weight
         is then one product forward and one backward (with the passes one after the other, each
-        weight's gradient is two products of very different sizes and their sum).
+        weight's gradient is two products of very different sizes and their sum). In the last
+        layer a prefix's other tokens only give keys and values: their attention output and MLP,
+        which nothing reads, are not computed.
         """
         (units, width), (batch, size) = prefix.ids.shape, tail.ids.shape
         split = units * width
@@ -435,7 +438,7 @@ class DirectModel:
             [F.embedding(prefix.ids, embedding).flatten(0, 1), F.embedding(tail.ids, embedding).flatten(0, 1)]
         )
         rotation = torch.cat([prefix.rotations.flatten(0, 1), tail.rotations.flatten(0, 1)]).unsqueeze(1)
-        for layer in layers:
+        for index, layer in enumerate(layers):
             q, k, v = self._qkv(layer, hidden, rotation)  # [N, H, d]: prefix tokens, then tail tokens
             q_prefix, k_prefix, v_prefix = (
                 x[:split].unflatten(0, (units, width)).transpose(1, 2) for x in (q, k, v)
@@ -443,8 +446,10 @@ class DirectModel:
             q_tail, k_tail, v_tail = (
                 x[split:].unflatten(0, (batch, size)).transpose(1, 2) for x in (q, k, v)
             )
+            last = index == len(layers) - 1
+            queries, mask = (q_prefix[:, :, -1:], prefix.mask[:, :, -1:]) if last else (q_prefix, prefix.mask)
             attended_prefix = F.scaled_dot_product_attention(
-                q_prefix, k_prefix, v_prefix, attn_mask=prefix.mask, enable_gqa=True
+                queries, k_prefix, v_prefix, attn_mask=mask, enable_gqa=True
             )
             attended_tail = F.scaled_dot_product_attention(
                 q_tail,
@@ -456,8 +461,11 @@ class DirectModel:
             attended = torch.cat(
                 [attended_prefix.transpose(1, 2).flatten(0, 1), attended_tail.transpose(1, 2).flatten(0, 1)]
             ).flatten(1)
+            if last:  # the prefixes' last tokens, then the tails
+                hidden = torch.cat([hidden[:split].unflatten(0, (units, width))[:, -1], hidden[split:]])
+                split = units
             hidden = self._block_rest(layer, hidden, attended)
-        return hidden[:split].unflatten(0, (units, width)), hidden[split:].unflatten(0, (batch, size))
+        return hidden[:units], hidden[split:].unflatten(0, (batch, size))
 
     def _weights(self, few_rows: bool, packed_rows: int = 0) -> _Weights:
         device = self._embedding().device
