@@ -202,12 +202,15 @@ def torch_threads(count: int) -> Iterator[None]:
         torch.set_num_threads(before)
 
 
-@pytest.fixture(params=["kernel", "mkl"])
+@pytest.fixture(params=["fused", "kernel", "mkl"])
 def few_row_products(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     """Decoding's few-row products on the few-rows kernel (one torch thread, as each agent's model
-    decoding side by side has), or on torch's (as without a compiler)."""
+    decoding side by side has), with each layer one call to its decode layer ("fused") or torch's
+    operations between the products ("kernel"), or on torch's products (as without a compiler)."""
     if request.param == "mkl":
         monkeypatch.setattr(few_rows, "kernel_rows", lambda weight: 0)
+    if request.param == "kernel":
+        monkeypatch.setattr(direct, "fused_layers", lambda *args: None)
     with torch_threads(1):
         yield str(request.param)
 
@@ -222,7 +225,7 @@ def test_a_projection_of_few_rows_computes_x_w_transposed_plus_bias(
     bias = torch.randn(48, generator=generator) if with_bias else None
     with torch.no_grad():  # as decoding runs
         projection = _Projection(weight, bias, few_rows=True)
-    assert (projection.kernel is not None) == (few_row_products == "kernel")
+    assert (projection.kernel is not None) == (few_row_products != "mkl")
     # A decoding step's rows, more rows than the kernel takes, a prefill's rows and columns.
     for shape in [(5, width), (few_rows.MAX_ROWS + 1, width), (2, 7, width)]:
         x = torch.randn(*shape, generator=generator)
@@ -244,7 +247,8 @@ def test_decoding_with_few_row_products_matches_the_models_forward(
     assert decoding.state is not None
     qkv = decoding.state.weights.layers[0].qkv
     assert isinstance(qkv, _Projection) and qkv.few_rows  # on CPU
-    assert (qkv.kernel is not None) == (few_row_products == "kernel")
+    assert (qkv.kernel is not None) == (few_row_products != "mkl")
+    assert (decoding.state.fused is not None) == (few_row_products == "fused")
     decoding.close()
 
     free = HFGenerator(model, tokenizer).generate(
@@ -259,6 +263,49 @@ def test_decoding_with_few_row_products_matches_the_models_forward(
     assert [c.token_ids for c in direct] == [c.token_ids for c in forward]
     assert {c.finish_reason for c in direct} == {"stop", "length"}
     for ours, theirs in zip(direct, forward, strict=True):
+        torch.testing.assert_close(
+            torch.tensor(ours.logprobs), torch.tensor(theirs.logprobs), atol=1e-4, rtol=0
+        )
+
+
+def test_fused_decoding_with_every_bias_and_heads_past_the_lanes_matches_the_models_forward(
+    tokenizer: Any, prompts: list[list[int]]
+) -> None:
+    """A Llama with biases on every projection and heads of 24 (a tail past the kernel's 16 lanes),
+    three query heads per key/value head."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=144,
+        intermediate_size=200,
+        num_hidden_layers=2,
+        num_attention_heads=6,
+        num_key_value_heads=2,
+        attention_bias=True,
+        mlp_bias=True,
+        tie_word_embeddings=True,
+        pad_token_id=tokenizer.pad_token_id,
+    )
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(4)
+        model = LlamaForCausalLM(config).eval()
+        with torch.no_grad():
+            for name, parameter in model.named_parameters():
+                if "norm" not in name:  # lively replies, and biases that matter
+                    parameter.normal_(0.0, 0.3)
+    runner = direct_model_or_reason(model)
+    assert isinstance(runner, DirectModel)
+    with torch_threads(1), torch.inference_mode():
+        prompt = torch.tensor([prompts[0]])
+        decoding, _ = runner.start(prompt, torch.ones_like(prompt), torch.tensor([0, 0]), 4)
+        assert decoding.state is not None and decoding.state.fused is not None
+    with torch_threads(1):
+        params = SamplingParams(max_new_tokens=16, seed=8, ignore_stop=True)
+        fused = HFGenerator(model, tokenizer).generate(prompts, params)
+        forward = HFGenerator(model, tokenizer, direct=False).generate(prompts, params)
+    assert [c.token_ids for c in fused] == [c.token_ids for c in forward]
+    for ours, theirs in zip(fused, forward, strict=True):
         torch.testing.assert_close(
             torch.tensor(ours.logprobs), torch.tensor(theirs.logprobs), atol=1e-4, rtol=0
         )

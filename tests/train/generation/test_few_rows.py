@@ -229,3 +229,142 @@ def test_decoding_uses_it_for_wide_float32_weights_without_gradients_on_few_thre
     finally:
         torch.set_num_threads(threads)
     assert [path.suffix for path in (tmp_path / "mrlm").iterdir()] == [".so"]
+
+
+def _reference_layer_step(
+    hidden: torch.Tensor,
+    weights: dict[str, torch.Tensor | None],
+    rotation: torch.Tensor,
+    keys: torch.Tensor,
+    values: torch.Tensor,
+    mask: torch.Tensor,
+    slot: int,
+    heads: int,
+    eps: float,
+) -> torch.Tensor:
+    """One decoding step through a pre-norm layer, in float64 torch, one head at a time; writes the
+    step's keys and values into ``keys`` and ``values`` (float64 copies of the cache)."""
+    rows, kv_heads, d = keys.shape[0], keys.shape[1], keys.shape[3]
+
+    def linear(x: torch.Tensor, name: str) -> torch.Tensor:
+        bias = weights[f"{name}_bias"]
+        weight = weights[name]
+        assert weight is not None
+        return x @ weight.double().t() + (0.0 if bias is None else bias.double())
+
+    def norm(x: torch.Tensor, name: str) -> torch.Tensor:
+        weight = weights[name]
+        assert weight is not None
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * weight.double()
+
+    qkv = linear(norm(hidden, "input_norm"), "qkv").view(rows, heads + 2 * kv_heads, d // 2, 2)
+    cos, sin = rotation[:, None, :, 0].double(), rotation[:, None, :, 1].double()
+    a, b = qkv[:, : heads + kv_heads, :, 0], qkv[:, : heads + kv_heads, :, 1]
+    rotated = torch.stack([a * cos - b * sin, a * sin + b * cos], dim=-1).flatten(-2)
+    q, k = rotated[:, :heads], rotated[:, heads:]
+    keys[:, :, slot] = k
+    values[:, :, slot] = qkv[:, heads + kv_heads :].flatten(-2)
+    attended = torch.empty(rows, heads, d, dtype=torch.float64)
+    for h in range(heads):
+        g = h // (heads // kv_heads)
+        scores = torch.einsum("rd,rsd->rs", q[:, h], keys[:, g, : slot + 1]) / d**0.5 + mask[:, : slot + 1]
+        attended[:, h] = torch.einsum("rs,rsd->rd", scores.softmax(-1), values[:, g, : slot + 1])
+    hidden = hidden + linear(attended.flatten(1), "o")
+    normed = norm(hidden, "post_norm")
+    gated = torch.nn.functional.silu(linear(normed, "gate")) * linear(normed, "up")
+    return hidden + linear(gated, "down")
+
+
+@pytest.mark.parametrize(
+    ("heads", "kv_heads", "head_dim"),
+    [(4, 2, 32), (6, 3, 24), (2, 2, 8)],
+    ids=["grouped", "head-tail", "one-group"],  # 24 and 8 leave a tail past the 16 lanes
+)
+@pytest.mark.parametrize("with_bias", [False, True])
+def test_a_decode_layer_step_is_the_layer_computed_head_by_head(
+    kernel: FewRowsKernel, heads: int, kv_heads: int, head_dim: int, with_bias: bool
+) -> None:
+    generator = torch.Generator().manual_seed(heads * head_dim)
+    width, intermediate, slots, eps = heads * head_dim + 8, 72, 12, 1e-6
+
+    def draw(*shape: int, scale: float = 0.3) -> torch.Tensor:
+        return torch.randn(*shape, generator=generator) * scale
+
+    shapes = {
+        "qkv": ((heads + 2 * kv_heads) * head_dim, width),
+        "o": (width, heads * head_dim),
+        "gate": (intermediate, width),
+        "up": (intermediate, width),
+        "down": (width, intermediate),
+    }
+    weights: dict[str, torch.Tensor | None] = {"input_norm": 1 + draw(width), "post_norm": 1 + draw(width)}
+    for name, shape in shapes.items():
+        weights[name] = draw(*shape)
+        weights[f"{name}_bias"] = draw(shape[0]) if with_bias else None
+
+    def pointer(tensor: torch.Tensor | None) -> int | None:
+        return None if tensor is None else tensor.data_ptr()
+
+    layer = few_rows.DecodeLayer(
+        hidden=width,
+        heads=heads,
+        kv_heads=kv_heads,
+        head_dim=head_dim,
+        intermediate=intermediate,
+        eps=eps,
+        **{name: pointer(tensor) for name, tensor in weights.items()},
+    )
+    for rows in (1, 3, MAX_ROWS):
+        slot = 7
+        hidden = draw(rows, width, scale=1.0)
+        angles = draw(rows, head_dim // 2, scale=3.0)
+        rotation = torch.stack([angles.cos(), angles.sin()], dim=-1)
+        keys, values = draw(rows, kv_heads, slots, head_dim), draw(rows, kv_heads, slots, head_dim)
+        mask = torch.zeros(rows, slots)
+        mask[0, :3] = float("-inf")  # left padding of the first row
+        expected_keys, expected_values = keys.double(), values.double()
+        expected = _reference_layer_step(
+            hidden.double(),
+            weights,
+            rotation,
+            expected_keys,
+            expected_values,
+            mask.double(),
+            slot,
+            heads,
+            eps,
+        )
+        scratch = kernel.decode_scratch(layer, rows, slots)
+        kernel.decode_layer(layer, hidden, rotation, keys, values, mask, slot, scratch)
+        # float32 sums of float64 ones: errors in proportion to the largest value
+        torch.testing.assert_close(
+            hidden.double(), expected, rtol=1e-4, atol=2e-5 * float(expected.abs().max())
+        )
+        torch.testing.assert_close(keys.double(), expected_keys, rtol=1e-5, atol=1e-5)
+        torch.testing.assert_close(values.double(), expected_values, rtol=1e-5, atol=1e-5)
+
+
+def test_a_decode_layer_refuses_rows_and_slots_out_of_range(kernel: FewRowsKernel) -> None:
+    layer = few_rows.DecodeLayer(hidden=16, heads=2, kv_heads=1, head_dim=8, intermediate=8, eps=1e-6)
+    scratch = kernel.decode_scratch(layer, MAX_ROWS + 1, 4)
+    keys = torch.zeros(MAX_ROWS + 1, 1, 4, 8)
+    for rows, slot in [(0, 0), (MAX_ROWS + 1, 0), (1, 4), (1, -1)]:
+        hidden = torch.zeros(rows, 16)
+        with pytest.raises(ValueError, match="refused"):
+            kernel.decode_layer(
+                layer, hidden, torch.zeros(rows, 4, 2), keys, keys, torch.zeros(rows, 4), slot, scratch
+            )
+
+
+@pytest.mark.parametrize("with_bias", [False, True])
+def test_a_normed_product_normalises_the_rows_first(kernel: FewRowsKernel, with_bias: bool) -> None:
+    generator = torch.Generator().manual_seed(11)
+    n, k, eps = 37, 100, 1e-5  # k leaves a tail past the 16 lanes
+    weight, norm = torch.randn(n, k, generator=generator), 1 + torch.randn(k, generator=generator)
+    bias = torch.randn(n, generator=generator) if with_bias else None
+    for rows in range(1, MAX_ROWS + 1):
+        x = torch.randn(rows, k, generator=generator) * 3
+        normed = x.double() * torch.rsqrt(x.double().pow(2).mean(-1, keepdim=True) + eps) * norm.double()
+        expected = normed @ weight.double().t() + (0.0 if bias is None else bias.double())
+        out = kernel.normed_product(x, norm, eps, weight, bias, torch.empty(rows * k))
+        torch.testing.assert_close(out.double(), expected, rtol=1e-5, atol=1e-5 * k**0.5)

@@ -1,4 +1,5 @@
-/* y = x W^T (+ bias) for the few rows x of a decoding step, in float32, reading W once.
+/* y = x W^T (+ bias) for the few rows x of a decoding step, in float32, reading W once; and one
+ * decoder layer of such a step in one call (mrlm_decode_layer, below).
  *
  * x is [rows, k], W is [n, k] (a linear layer's weight, row-major), y is [rows, n]; all contiguous.
  * Each row of W is read once, front to back, and multiplied with every row of x, which stay in L1;
@@ -11,6 +12,7 @@
  * (MRLM_ONE_VERSION builds only the one the compiler's flags ask for, as tests do to check each).
  * Built by mrlm/train/generation/few_rows.py; see there for when it is used.
  */
+#include <math.h>
 #include <string.h>
 
 #if defined(__x86_64__) && defined(__linux__) && !defined(MRLM_ONE_VERSION)
@@ -80,4 +82,131 @@ mrlm_few_rows(int rows, const float *x, const float *w, const float *bias, float
     case 8: rows_times_weight(8, x, w, bias, y, n, k); return 0;
     default: return -1;
     }
+}
+
+/* ------------------------------------------------------------------ one decoder layer */
+
+/* A pre-norm decoder layer (RMSNorm, rotary self-attention with grouped key/value heads, a gated
+ * MLP with SiLU), as mrlm/train/generation/direct.py lays it out: the q, k and v projections are one
+ * weight, q and k rows in rotary-pair order (the two coordinates a rotation mixes are adjacent).
+ * Every bias may be NULL. Mirrored by few_rows.DecodeLayer. */
+struct decode_layer {
+    long hidden, heads, kv_heads, head_dim, intermediate;
+    float eps;
+    const float *input_norm, *post_norm;          /* [hidden] */
+    const float *qkv, *qkv_bias;                   /* [(heads + 2 kv_heads) head_dim, hidden] */
+    const float *o, *o_bias;                       /* [hidden, heads head_dim] */
+    const float *gate, *gate_bias, *up, *up_bias;  /* [intermediate, hidden] */
+    const float *down, *down_bias;                 /* [hidden, intermediate] */
+};
+
+/* The floats of scratch mrlm_decode_layer needs for `rows` rows and `slots` cache slots. */
+long mrlm_decode_scratch(const struct decode_layer *l, int rows, long slots) {
+    long qkv = (l->heads + 2 * l->kv_heads) * l->head_dim;
+    return rows * (l->hidden + qkv + l->heads * l->head_dim + 2 * l->intermediate) + slots;
+}
+
+/* y = x * weight / sqrt(mean(x^2) + eps), over one row of n. */
+static inline __attribute__((always_inline)) void
+rms_norm(const float *x, const float *weight, float eps, float *y, long n) {
+    double squares = 0.0;
+    for (long i = 0; i < n; i++) squares += (double)x[i] * x[i];
+    float scale = 1.0f / sqrtf((float)(squares / n) + eps);
+    for (long i = 0; i < n; i++) y[i] = x[i] * scale * weight[i];
+}
+
+/* y = rms_norm(x) * norm W^T (+ bias) for `rows` rows x [rows, k] (a model's final norm and output
+ * projection); `scratch` holds rows * k floats. Returns 0, or -1 when `rows` is not in 1..MAX_ROWS. */
+CPU_VERSIONS int
+mrlm_normed_few_rows(int rows, const float *x, const float *norm, float eps, const float *w, const float *bias,
+                     float *y, long n, long k, float *scratch) {
+    if (rows < 1 || rows > MAX_ROWS) return -1;
+    for (int r = 0; r < rows; r++) rms_norm(x + r * k, norm, eps, scratch + r * k, k);
+    return mrlm_few_rows(rows, scratch, w, bias, y, n, k);
+}
+
+static inline __attribute__((always_inline)) float dot(const float *a, const float *b, long n) {
+    long whole = n - n % LANES;
+    lanes acc = {0};
+    for (long i = 0; i < whole; i += LANES) acc += load(a + i) * load(b + i);
+    float sum = lane_sum(acc);
+    for (long i = whole; i < n; i++) sum += a[i] * b[i];
+    return sum;
+}
+
+/* One decoding step through one layer, for `rows` rows (1..MAX_ROWS) of `hidden` [rows, hidden],
+ * updated in place:
+ *   h += o(attention(rotary(q), rotary(k), v)),  q, k, v = qkv(rms_norm(h) * input_norm)
+ *   h += down(silu(gate(n)) * up(n)),            n = rms_norm(h) * post_norm
+ * `rotation` [rows, head_dim / 2, 2] holds each row's (cos, sin) of this position; each row's key and
+ * value are written to slot `slot` of `keys` and `values` [rows, kv_heads, slots, head_dim], and
+ * its query heads attend (scaled by 1 / sqrt(head_dim)) to slots 0..slot, `mask` [rows, slots] being
+ * added to the scores (0, or -inf where a row must not attend). Query head h reads key/value head
+ * h / (heads / kv_heads). `scratch` holds mrlm_decode_scratch floats.
+ * Returns 0, or -1 for arguments out of range (nothing written). */
+CPU_VERSIONS int
+mrlm_decode_layer(const struct decode_layer *l, int rows, float *hidden, const float *rotation,
+                  float *keys, float *values, const float *mask, long slot, long slots, float *scratch) {
+    long d = l->head_dim, width = l->hidden, heads = l->heads, kv_heads = l->kv_heads;
+    if (rows < 1 || rows > MAX_ROWS || d < 2 || d % 2 || kv_heads < 1 || heads % kv_heads || slot < 0 ||
+        slot >= slots)
+        return -1;
+    long qkv_width = (heads + 2 * kv_heads) * d, groups = heads / kv_heads;
+    float *normed = scratch;                        /* [rows, hidden] */
+    float *qkv = normed + rows * width;             /* [rows, qkv_width] */
+    float *attended = qkv + rows * qkv_width;       /* [rows, heads d] */
+    float *gate = attended + rows * heads * d;      /* [rows, intermediate] */
+    float *up = gate + rows * l->intermediate;      /* [rows, intermediate] */
+    float *scores = up + rows * l->intermediate;    /* [slots] */
+
+    for (int r = 0; r < rows; r++) rms_norm(hidden + r * width, l->input_norm, l->eps, normed + r * width, width);
+    mrlm_few_rows(rows, normed, l->qkv, l->qkv_bias, qkv, qkv_width, width);
+
+    float scale = 1.0f / sqrtf((float)d);
+    for (int r = 0; r < rows; r++) {
+        float *row = qkv + r * qkv_width;
+        const float *turn = rotation + r * d; /* d / 2 pairs of (cos, sin) */
+        for (long h = 0; h < heads + kv_heads; h++) { /* the q heads, then the k heads */
+            float *head = row + h * d;
+            for (long i = 0; i < d / 2; i++) {
+                float a = head[2 * i], b = head[2 * i + 1], c = turn[2 * i], s = turn[2 * i + 1];
+                head[2 * i] = a * c - b * s;
+                head[2 * i + 1] = a * s + b * c;
+            }
+        }
+        for (long h = 0; h < kv_heads; h++) {
+            long cache = ((r * kv_heads + h) * slots + slot) * d;
+            memcpy(keys + cache, row + (heads + h) * d, d * sizeof(float));
+            memcpy(values + cache, row + (heads + kv_heads + h) * d, d * sizeof(float));
+        }
+        for (long h = 0; h < heads; h++) {
+            const float *query = row + h * d;
+            const float *head_keys = keys + (r * kv_heads + h / groups) * slots * d;
+            const float *head_values = values + (r * kv_heads + h / groups) * slots * d;
+            float top = -INFINITY;
+            for (long s = 0; s <= slot; s++) {
+                scores[s] = dot(query, head_keys + s * d, d) * scale + mask[r * slots + s];
+                if (scores[s] > top) top = scores[s];
+            }
+            float total = 0.0f;
+            for (long s = 0; s <= slot; s++) total += scores[s] = expf(scores[s] - top);
+            float *out = attended + (r * heads + h) * d;
+            for (long i = 0; i < d; i++) out[i] = 0.0f;
+            for (long s = 0; s <= slot; s++) {
+                float weight = scores[s] / total;
+                const float *value = head_values + s * d;
+                for (long i = 0; i < d; i++) out[i] += weight * value[i];
+            }
+        }
+    }
+
+    mrlm_few_rows(rows, attended, l->o, l->o_bias, normed, width, heads * d);
+    for (long i = 0; i < rows * width; i++) hidden[i] += normed[i];
+    for (int r = 0; r < rows; r++) rms_norm(hidden + r * width, l->post_norm, l->eps, normed + r * width, width);
+    mrlm_few_rows(rows, normed, l->gate, l->gate_bias, gate, l->intermediate, width);
+    mrlm_few_rows(rows, normed, l->up, l->up_bias, up, l->intermediate, width);
+    for (long i = 0; i < rows * l->intermediate; i++) gate[i] = gate[i] / (1.0f + expf(-gate[i])) * up[i];
+    mrlm_few_rows(rows, gate, l->down, l->down_bias, normed, width, l->intermediate);
+    for (long i = 0; i < rows * width; i++) hidden[i] += normed[i];
+    return 0;
 }

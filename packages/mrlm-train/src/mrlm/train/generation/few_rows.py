@@ -9,6 +9,12 @@ side by side (one per agent, one thread each), the same matrices once per model 
 with MKL against 4.4-6.1 ms. Where MKL does better (narrow weights, more rows on two threads) it
 keeps the product: :func:`kernel_rows`.
 
+The library also runs a whole decoder layer of such a step in one call (:meth:`FewRowsKernel.decode_layer`:
+norms, rotary embedding, cache writes, attention, products and residuals), and a final norm with the
+output projection (:meth:`FewRowsKernel.normed_product`), which
+:func:`~mrlm.train.generation.direct.fused_layers` uses so that no torch operation runs between the
+products of a step.
+
 The C source ships with the package and is compiled on first use with the system's C compiler
 (``$CC``, else ``cc``, ``gcc`` or ``clang``) into ``$XDG_CACHE_HOME/mrlm`` (``~/.cache/mrlm``) under
 a name that hashes the source, then loaded with :mod:`ctypes`, which lets go of the GIL during the
@@ -56,6 +62,7 @@ SOURCE = Path(__file__).with_name("few_rows.c")
 OPT_OUT = "MRLM_FEW_ROWS_KERNEL"
 """Set to ``0`` to keep torch's products."""
 _COMPILE_TIMEOUT_S = 120
+_LIBRARIES = ["-lm"]  # expf, sqrtf
 
 
 class FewRowsKernel:
@@ -69,16 +76,39 @@ class FewRowsKernel:
         self.path = path
         library = ctypes.CDLL(str(path))
         try:
-            function = library.mrlm_few_rows
+            function, normed, layer, scratch = (
+                library.mrlm_few_rows,
+                library.mrlm_normed_few_rows,
+                library.mrlm_decode_layer,
+                library.mrlm_decode_scratch,
+            )
         except AttributeError as error:
             # Unloaded, so that a library built again under this path is loaded afresh (the loader
             # would hand back this one by its name).
             _ctypes.dlclose(library._handle)
-            raise OSError(f"{path} holds no mrlm_few_rows") from error
-        pointer = ctypes.c_void_p
-        function.argtypes = [ctypes.c_int, pointer, pointer, pointer, pointer, ctypes.c_long, ctypes.c_long]
+            raise OSError(f"{path} lacks the kernel's functions ({error})") from error
+        pointer, long = ctypes.c_void_p, ctypes.c_long
+        function.argtypes = [ctypes.c_int, pointer, pointer, pointer, pointer, long, long]
         function.restype = ctypes.c_int
-        self._function = function
+        normed.argtypes = [
+            ctypes.c_int,
+            pointer,
+            pointer,
+            ctypes.c_float,
+            pointer,
+            pointer,
+            pointer,
+            long,
+            long,
+            pointer,
+        ]
+        normed.restype = ctypes.c_int
+        layer_pointer = ctypes.POINTER(DecodeLayer)
+        layer.argtypes = [layer_pointer, ctypes.c_int, *[pointer] * 5, long, long, pointer]
+        layer.restype = ctypes.c_int
+        scratch.argtypes = [layer_pointer, ctypes.c_int, long]
+        scratch.restype = long
+        self._function, self._normed, self._layer, self._scratch = function, normed, layer, scratch
 
     def __call__(
         self, x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None
@@ -120,6 +150,89 @@ class FewRowsKernel:
             x.shape[1],
         )
         return out
+
+    def normed_product(
+        self,
+        x: torch.Tensor,
+        norm: torch.Tensor,
+        eps: float,
+        weight: torch.Tensor,
+        bias: torch.Tensor | None,
+        scratch: torch.Tensor,
+    ) -> torch.Tensor:
+        """:meth:`product` of ``x``'s rows RMS-normalised and scaled by ``norm`` (a final norm and
+        an output projection in one call), without checks: as :meth:`product`, with ``norm`` ``[k]``
+        and ``scratch`` at least as large as ``x``."""
+        out = torch.empty((x.shape[0], weight.shape[0]), dtype=torch.float32, device="cpu")
+        self._normed(
+            x.shape[0],
+            x.data_ptr(),
+            norm.data_ptr(),
+            eps,
+            weight.data_ptr(),
+            None if bias is None else bias.data_ptr(),
+            out.data_ptr(),
+            weight.shape[0],
+            x.shape[1],
+            scratch.data_ptr(),
+        )
+        return out
+
+    def decode_scratch(self, layer: DecodeLayer, rows: int, slots: int) -> torch.Tensor:
+        """The scratch :meth:`decode_layer` needs for ``rows`` rows and a cache of ``slots`` slots."""
+        return torch.empty(int(self._scratch(ctypes.byref(layer), rows, slots)), dtype=torch.float32)
+
+    def decode_layer(
+        self,
+        layer: DecodeLayer,
+        hidden: torch.Tensor,
+        rotation: torch.Tensor,
+        keys: torch.Tensor,
+        values: torch.Tensor,
+        mask: torch.Tensor,
+        slot: int,
+        scratch: torch.Tensor,
+    ) -> None:
+        """One decoding step of ``hidden`` ``[rows, D]`` (updated in place) through ``layer``,
+        writing its keys and values to ``slot`` of ``keys`` and ``values`` ``[rows, Hkv, S, d]``;
+        ``rotation`` ``[rows, d/2, 2]`` holds each row's (cos, sin), ``mask`` ``[rows, S]`` is added
+        to the attention scores (see ``mrlm_decode_layer`` in :file:`few_rows.c`).
+
+        Without checks beyond the C function's own (ValueError when it refuses its arguments):
+        float32 contiguous CPU tensors of those shapes, ``scratch`` from :meth:`decode_scratch`
+        for at least these rows and slots, and the tensors ``layer`` points to alive."""
+        refused = self._layer(
+            ctypes.byref(layer),
+            hidden.shape[0],
+            hidden.data_ptr(),
+            rotation.data_ptr(),
+            keys.data_ptr(),
+            values.data_ptr(),
+            mask.data_ptr(),
+            slot,
+            keys.shape[2],
+            scratch.data_ptr(),
+        )
+        if refused:
+            raise ValueError(
+                f"the decode layer refused {hidden.shape[0]} rows at slot {slot} of {keys.shape[2]}"
+            )
+
+
+class DecodeLayer(ctypes.Structure):
+    """``struct decode_layer`` of :file:`few_rows.c`: a decoder layer's shapes and weights, as
+    pointers (null for no bias). Whoever fills it keeps the tensors alive while it is used."""
+
+    _fields_ = [
+        *[(name, ctypes.c_long) for name in ("hidden", "heads", "kv_heads", "head_dim", "intermediate")],
+        ("eps", ctypes.c_float),
+        *[(name, ctypes.c_void_p) for name in ("input_norm", "post_norm")],
+        *[
+            (f"{name}{suffix}", ctypes.c_void_p)
+            for name in ("qkv", "o", "gate", "up", "down")
+            for suffix in ("", "_bias")
+        ],
+    ]
 
 
 _lock = threading.Lock()
@@ -194,7 +307,9 @@ def build(
     """
     flags = ["-O3", "-shared", "-fPIC", *extra_flags]
     key = hashlib.sha256(
-        b"\0".join([SOURCE.read_bytes(), platform.machine().encode(), *map(str.encode, flags)])
+        b"\0".join(
+            [SOURCE.read_bytes(), platform.machine().encode(), *map(str.encode, [*flags, *_LIBRARIES])]
+        )
     )
     name = f"few_rows-{key.hexdigest()[:16]}.so"
     directory = cache_dir or _cache_dir()
@@ -215,7 +330,7 @@ def build(
     library = directory / name
     try:
         result = subprocess.run(
-            [*command, *flags, "-o", partial, str(SOURCE)],
+            [*command, *flags, "-o", partial, str(SOURCE), *_LIBRARIES],
             capture_output=True,
             text=True,
             timeout=_COMPILE_TIMEOUT_S,
