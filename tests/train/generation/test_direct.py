@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import gc
 from collections.abc import Iterator
 from typing import Any
 
@@ -309,6 +310,86 @@ def test_fused_decoding_with_every_bias_and_heads_past_the_lanes_matches_the_mod
         torch.testing.assert_close(
             torch.tensor(ours.logprobs), torch.tensor(theirs.logprobs), atol=1e-4, rtol=0
         )
+
+
+def test_fused_decoding_of_layers_of_different_widths_matches_the_models_forward(
+    tokenizer: Any, prompts: list[list[int]]
+) -> None:
+    """A second layer whose MLP is five times wider than the first's (as after pruning the first):
+    the scratch must serve the widest layer."""
+    model = build_lively_model(tokenizer, seed=5, hidden_size=128, arch="llama")
+    mlp = model.model.layers[1].mlp
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(5)
+        mlp.gate_proj, mlp.up_proj = (
+            torch.nn.Linear(128, 2560, bias=False),
+            torch.nn.Linear(128, 2560, bias=False),
+        )
+        mlp.down_proj = torch.nn.Linear(2560, 128, bias=False)
+    with torch_threads(1):
+        with torch.inference_mode():
+            prompt = torch.tensor([prompts[0]])
+            decoding, _ = DirectModel(model).start(prompt, torch.ones_like(prompt), torch.arange(8) * 0, 6)
+            assert decoding.state is not None and decoding.state.fused is not None
+        params = SamplingParams(max_new_tokens=12, seed=9, ignore_stop=True)
+        fused = HFGenerator(model, tokenizer).generate(prompts, params)
+        forward = HFGenerator(model, tokenizer, direct=False).generate(prompts, params)
+    assert [c.token_ids for c in fused] == [c.token_ids for c in forward]
+
+
+def test_a_decoding_step_refuses_a_token_count_other_than_its_rows(
+    tokenizer: Any, prompts: list[list[int]], few_row_products: str
+) -> None:
+    model = build_lively_model(tokenizer, seed=1, hidden_size=few_rows.MIN_IN_FEATURES)
+    with torch.inference_mode():
+        prompt = torch.tensor([prompts[0]])
+        decoding, _ = DirectModel(model).start(
+            prompt, torch.ones_like(prompt), torch.zeros(3, dtype=torch.long), 4
+        )
+        decoding.keep(torch.tensor([0]))
+        with pytest.raises(ValueError, match="4 tokens for the 1 rows"):
+            decoding.step(torch.zeros(4, dtype=torch.long))
+        assert decoding.step(torch.zeros(1, dtype=torch.long)).shape[0] == 1
+
+
+def test_a_norm_weight_that_is_a_strided_view_keeps_torchs_operations(
+    tokenizer: Any, prompts: list[list[int]]
+) -> None:
+    model = build_lively_model(tokenizer, seed=1, hidden_size=few_rows.MIN_IN_FEATURES)
+    norm = model.model.layers[0].input_layernorm
+    norm.weight = torch.nn.Parameter(torch.linspace(0.5, 1.5, 256)[::2])  # the C reads with stride 1
+    with torch_threads(1):
+        with torch.inference_mode():
+            prompt = torch.tensor([prompts[0]])
+            decoding, _ = DirectModel(model).start(
+                prompt, torch.ones_like(prompt), torch.zeros(2, dtype=torch.long), 4
+            )
+            assert decoding.state is not None and decoding.state.fused is None
+        params = SamplingParams(max_new_tokens=12, seed=9, ignore_stop=True)
+        direct_replies = HFGenerator(model, tokenizer).generate(prompts, params)
+        forward = HFGenerator(model, tokenizer, direct=False).generate(prompts, params)
+    assert [c.token_ids for c in direct_replies] == [c.token_ids for c in forward]
+
+
+def test_a_parameter_given_new_storage_while_decoding_is_read_where_the_decoding_started(
+    tokenizer: Any, prompts: list[list[int]]
+) -> None:
+    model = build_lively_model(tokenizer, seed=1, hidden_size=few_rows.MIN_IN_FEATURES)
+    runner = DirectModel(model)
+    prompt = torch.tensor([prompts[0]])
+    tokens = torch.tensor([5, 6])
+    with torch_threads(1), torch.inference_mode():
+        expected, _ = runner.start(prompt, torch.ones_like(prompt), torch.zeros(2, dtype=torch.long), 4)
+        expected_logits = expected.step(tokens)
+        decoding, _ = runner.start(prompt, torch.ones_like(prompt), torch.zeros(2, dtype=torch.long), 4)
+        assert decoding.state is not None and decoding.state.fused is not None
+        for layer in model.model.layers:  # the same values in new storage; the old one unreferenced
+            for linear in (layer.mlp.down_proj, layer.self_attn.o_proj):
+                linear.weight.data = linear.weight.data.clone()
+            layer.post_attention_layernorm.weight.data = layer.post_attention_layernorm.weight.data.clone()
+        gc.collect()
+        torch.randn(1 << 20).fill_(float("nan"))  # likely reuses the freed memory
+        torch.testing.assert_close(decoding.step(tokens), expected_logits)
 
 
 @pytest.mark.parametrize("with_bias", [False, True])

@@ -368,3 +368,15 @@ def test_a_normed_product_normalises_the_rows_first(kernel: FewRowsKernel, with_
         expected = normed @ weight.double().t() + (0.0 if bias is None else bias.double())
         out = kernel.normed_product(x, norm, eps, weight, bias, torch.empty(rows * k))
         torch.testing.assert_close(out.double(), expected, rtol=1e-5, atol=1e-5 * k**0.5)
+
+
+def test_too_small_a_scratch_is_refused(kernel: FewRowsKernel) -> None:
+    layer = few_rows.DecodeLayer(hidden=16, heads=2, kv_heads=1, head_dim=8, intermediate=8, eps=1e-6)
+    needed = kernel.decode_scratch(layer, 2, 4).numel()
+    keys, hidden = torch.zeros(2, 1, 4, 8), torch.zeros(2, 16)
+    with pytest.raises(ValueError, match="scratch"):
+        kernel.decode_layer(
+            layer, hidden, torch.zeros(2, 4, 2), keys, keys, torch.zeros(2, 4), 0, torch.empty(needed - 1)
+        )
+    with pytest.raises(ValueError, match="scratch"):
+        kernel.normed_product(hidden, torch.ones(16), 1e-6, torch.ones(3, 16), None, torch.empty(31))

@@ -298,6 +298,8 @@ class DirectModel:
         """Feed each live row's last token ``[n]``; return the ``[n, V]`` logits of the next one."""
         slot = state.length
         n = tokens.shape[0]
+        if n != state.keys[0].shape[0]:
+            raise ValueError(f"{n} tokens for the {state.keys[0].shape[0]} rows being decoded")
         fused = state.fused
         if fused is not None and n <= fused.rows:
             hidden = state.weights.embed(tokens)  # [n, D], updated in place layer by layer
@@ -557,11 +559,13 @@ class _FusedLayers:
     """A decoding step's layers as one call each to the few-rows library's ``mrlm_decode_layer``
     (:meth:`~mrlm.train.generation.few_rows.FewRowsKernel.decode_layer`): its norms, rotary
     embedding, cache writes, attention, products and residuals in C, without a torch operation
-    between them. ``layers`` point into the tensors of the decoding's :class:`_Weights`, which keep
-    them alive."""
+    between them. ``layers`` point into ``tensors``, held here so that a parameter given new
+    storage during the decoding (``p.data = ...``; updates in place are seen) leaves the decoding
+    on the storage it started with rather than on freed memory."""
 
     kernel: few_row_kernel.FewRowsKernel
     layers: list[few_row_kernel.DecodeLayer]
+    tensors: list[torch.Tensor]
     scratch: torch.Tensor
     rows: int
     """The most rows a step may have to run fused (the kernel's rows for these weights)."""
@@ -593,7 +597,7 @@ def fused_layers(weights: _Weights, model: DirectModel, rows: int, slots: int) -
         norm
         for layer in weights.layers
         for norm in (layer.input_norm, layer.post_norm)
-        if isinstance(norm, _Norm)
+        if isinstance(norm, _Norm) and norm.weight.is_contiguous()  # the C reads it with stride 1
     ]
     if not model.silu or len(projections) != 5 * count or len(norms) != 2 * count:
         return None
@@ -602,8 +606,13 @@ def fused_layers(weights: _Weights, model: DirectModel, rows: int, slots: int) -
     if kernel is None or rows > limit:
         return None
 
+    tensors: list[torch.Tensor] = []
+
     def pointer(tensor: torch.Tensor | None) -> int | None:
-        return None if tensor is None else tensor.data_ptr()
+        if tensor is None:
+            return None
+        tensors.append(tensor.detach())  # holds the storage
+        return tensor.data_ptr()
 
     layers = []
     for i in range(count):
@@ -622,14 +631,18 @@ def fused_layers(weights: _Weights, model: DirectModel, rows: int, slots: int) -
                 **{f"{name}_bias": pointer(p.bias) for name, p in named},
             )
         )
-    head = weights.lm_head
+    head, final_norm = weights.lm_head, weights.final_norm
     fused_head = (
         isinstance(head, _Projection)
         and head.kernel is not None
         and head.packed is None
         and rows <= head.kernel_rows
+        and isinstance(final_norm, _Norm)
+        and final_norm.weight.is_contiguous()
     )
-    return _FusedLayers(kernel, layers, kernel.decode_scratch(layers[0], rows, slots), limit, fused_head)
+    # Layers may differ in width (a pruned MLP): the scratch serves the widest.
+    scratch = max((kernel.decode_scratch(layer, rows, slots) for layer in layers), key=torch.Tensor.numel)
+    return _FusedLayers(kernel, layers, tensors, scratch, limit, fused_head)
 
 
 class DirectDecoding:

@@ -116,11 +116,12 @@ rms_norm(const float *x, const float *weight, float eps, float *y, long n) {
 }
 
 /* y = rms_norm(x) * norm W^T (+ bias) for `rows` rows x [rows, k] (a model's final norm and output
- * projection); `scratch` holds rows * k floats. Returns 0, or -1 when `rows` is not in 1..MAX_ROWS. */
+ * projection); `scratch` holds `scratch_size` floats, at least rows * k. Returns 0, or -1 when `rows`
+ * is not in 1..MAX_ROWS or the scratch is too small (nothing written). */
 CPU_VERSIONS int
 mrlm_normed_few_rows(int rows, const float *x, const float *norm, float eps, const float *w, const float *bias,
-                     float *y, long n, long k, float *scratch) {
-    if (rows < 1 || rows > MAX_ROWS) return -1;
+                     float *y, long n, long k, float *scratch, long scratch_size) {
+    if (rows < 1 || rows > MAX_ROWS || scratch_size < rows * k) return -1;
     for (int r = 0; r < rows; r++) rms_norm(x + r * k, norm, eps, scratch + r * k, k);
     return mrlm_few_rows(rows, scratch, w, bias, y, n, k);
 }
@@ -142,14 +143,15 @@ static inline __attribute__((always_inline)) float dot(const float *a, const flo
  * value are written to slot `slot` of `keys` and `values` [rows, kv_heads, slots, head_dim], and
  * its query heads attend (scaled by 1 / sqrt(head_dim)) to slots 0..slot, `mask` [rows, slots] being
  * added to the scores (0, or -inf where a row must not attend). Query head h reads key/value head
- * h / (heads / kv_heads). `scratch` holds mrlm_decode_scratch floats.
- * Returns 0, or -1 for arguments out of range (nothing written). */
+ * h / (heads / kv_heads). `scratch` holds `scratch_size` floats, at least mrlm_decode_scratch's.
+ * Returns 0, or -1 for arguments out of range or too small a scratch (nothing written). */
 CPU_VERSIONS int
 mrlm_decode_layer(const struct decode_layer *l, int rows, float *hidden, const float *rotation,
-                  float *keys, float *values, const float *mask, long slot, long slots, float *scratch) {
+                  float *keys, float *values, const float *mask, long slot, long slots, float *scratch,
+                  long scratch_size) {
     long d = l->head_dim, width = l->hidden, heads = l->heads, kv_heads = l->kv_heads;
     if (rows < 1 || rows > MAX_ROWS || d < 2 || d % 2 || kv_heads < 1 || heads % kv_heads || slot < 0 ||
-        slot >= slots)
+        slot >= slots || scratch_size < mrlm_decode_scratch(l, rows, slots))
         return -1;
     long qkv_width = (heads + 2 * kv_heads) * d, groups = heads / kv_heads;
     float *normed = scratch;                        /* [rows, hidden] */

@@ -95,16 +95,15 @@ class FewRowsKernel:
             pointer,
             pointer,
             ctypes.c_float,
-            pointer,
-            pointer,
-            pointer,
+            *[pointer] * 3,
             long,
             long,
             pointer,
+            long,
         ]
         normed.restype = ctypes.c_int
         layer_pointer = ctypes.POINTER(DecodeLayer)
-        layer.argtypes = [layer_pointer, ctypes.c_int, *[pointer] * 5, long, long, pointer]
+        layer.argtypes = [layer_pointer, ctypes.c_int, *[pointer] * 5, long, long, pointer, long]
         layer.restype = ctypes.c_int
         scratch.argtypes = [layer_pointer, ctypes.c_int, long]
         scratch.restype = long
@@ -162,9 +161,10 @@ class FewRowsKernel:
     ) -> torch.Tensor:
         """:meth:`product` of ``x``'s rows RMS-normalised and scaled by ``norm`` (a final norm and
         an output projection in one call), without checks: as :meth:`product`, with ``norm`` ``[k]``
-        and ``scratch`` at least as large as ``x``."""
+        contiguous; ValueError when the C function refuses the rows or too small a ``scratch``
+        (it needs as many floats as ``x``)."""
         out = torch.empty((x.shape[0], weight.shape[0]), dtype=torch.float32, device="cpu")
-        self._normed(
+        refused = self._normed(
             x.shape[0],
             x.data_ptr(),
             norm.data_ptr(),
@@ -175,7 +175,12 @@ class FewRowsKernel:
             weight.shape[0],
             x.shape[1],
             scratch.data_ptr(),
+            scratch.numel(),
         )
+        if refused:
+            raise ValueError(
+                f"the normed product refused {x.shape[0]} rows of {x.shape[1]} (scratch {scratch.numel()})"
+            )
         return out
 
     def decode_scratch(self, layer: DecodeLayer, rows: int, slots: int) -> torch.Tensor:
@@ -198,9 +203,9 @@ class FewRowsKernel:
         ``rotation`` ``[rows, d/2, 2]`` holds each row's (cos, sin), ``mask`` ``[rows, S]`` is added
         to the attention scores (see ``mrlm_decode_layer`` in :file:`few_rows.c`).
 
-        Without checks beyond the C function's own (ValueError when it refuses its arguments):
-        float32 contiguous CPU tensors of those shapes, ``scratch`` from :meth:`decode_scratch`
-        for at least these rows and slots, and the tensors ``layer`` points to alive."""
+        Without checks beyond the C function's own (ValueError when it refuses rows, slots or too
+        small a scratch): float32 contiguous CPU tensors of those shapes, ``keys`` and ``values``
+        with ``rows`` rows, and the tensors ``layer`` points to alive."""
         refused = self._layer(
             ctypes.byref(layer),
             hidden.shape[0],
@@ -212,10 +217,12 @@ class FewRowsKernel:
             slot,
             keys.shape[2],
             scratch.data_ptr(),
+            scratch.numel(),
         )
         if refused:
             raise ValueError(
-                f"the decode layer refused {hidden.shape[0]} rows at slot {slot} of {keys.shape[2]}"
+                f"the decode layer refused {hidden.shape[0]} rows at slot {slot} of {keys.shape[2]} "
+                f"(scratch {scratch.numel()})"
             )
 
 
