@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 import torch
 
-from mrlm.train.generation import HFGenerator, SamplingParams
+from mrlm.train.generation import HFGenerator, SamplingParams, few_rows
 from mrlm.train.generation.joint import JOINT_MAX_ROWS, generate_jointly, joint_reason
 from mrlm.train.tiny import build_tiny_model
 from tests.train.generation.lively import build_lively_model
@@ -99,3 +99,27 @@ def test_calls_that_cannot_be_joined_are_named(tokenizer: Any) -> None:
     assert "rotary" in joint_reason(pair, PROMPTS, same)
     with pytest.raises(ValueError, match="rotary"):
         generate_jointly(pair, PROMPTS, same)
+
+
+def test_models_that_each_decode_fused_go_side_by_side(
+    tokenizer: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two models as wide as the few-rows kernel takes, on one thread each: every step of each is a
+    few calls into the kernel, with no per-operation overhead left for a joint step to share."""
+    models = [build_tiny_model(tokenizer, seed=s, hidden_size=few_rows.MIN_IN_FEATURES) for s in (1, 2)]
+    pair = [HFGenerator(m, tokenizer) for m in models]
+    same = [SamplingParams(max_new_tokens=4, seed=1), SamplingParams(max_new_tokens=4, seed=2)]
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)  # one each, side by side
+        assert "fused" in joint_reason(pair, PROMPTS, same)
+        more = [[[5, 6]] * (few_rows.MAX_ROWS + 1)] * 2  # more rows than the kernel takes
+        assert joint_reason(pair, more, same) == ""
+        torch.set_num_threads(4)  # two each: the kernel takes up to TWO_THREAD_ROWS rows
+        assert "fused" in joint_reason(pair, [call[: few_rows.TWO_THREAD_ROWS] for call in more], same)
+        assert joint_reason(pair, [call[: few_rows.TWO_THREAD_ROWS + 1] for call in more], same) == ""
+        torch.set_num_threads(2)
+        monkeypatch.setattr(few_rows, "kernel_rows", lambda weight, threads=None: 0)  # no compiler
+        assert joint_reason(pair, PROMPTS, same) == ""
+    finally:
+        torch.set_num_threads(before)

@@ -645,6 +645,23 @@ def fused_layers(weights: _Weights, model: DirectModel, rows: int, slots: int) -
     return _FusedLayers(kernel, layers, tensors, scratch, limit, fused_head)
 
 
+def decodes_fused(model: DirectModel, rows: int, threads: int) -> bool:
+    """Whether a CPU decoding of ``rows`` rows on ``threads`` torch threads would run its layers as
+    :func:`fused_layers` does: SiLU, every projection and norm weight contiguous, and ``rows`` no more
+    than the few-rows kernel takes of every projection (:func:`~mrlm.train.generation.few_rows.kernel_rows`)."""
+    weights: list[torch.Tensor] = []
+    for block in model.model.model.layers:
+        attention, mlp = block.self_attn, block.mlp
+        weights += [attention.q_proj.weight, attention.o_proj.weight, mlp.gate_proj.weight]
+        weights += [mlp.up_proj.weight, mlp.down_proj.weight]
+        weights += [block.input_layernorm.weight, block.post_attention_layernorm.weight]
+    if not model.silu or rows < 1 or not all(weight.is_contiguous() for weight in weights):
+        return False
+    projections = [weight for weight in weights if weight.dim() == 2]
+    with torch.no_grad():
+        return rows <= min(few_row_kernel.kernel_rows(weight, threads) for weight in projections)
+
+
 class DirectDecoding:
     """One batch being decoded by a :class:`DirectModel` (what :meth:`DirectModel.start` returns)."""
 

@@ -278,13 +278,14 @@ def unavailable_reason() -> str | None:
     return _reason
 
 
-def kernel_rows(weight: torch.Tensor) -> int:
+def kernel_rows(weight: torch.Tensor, threads: int | None = None) -> int:
     """The most rows of a CPU decoding step whose products with ``weight`` go to the kernel (0: none).
 
     ``weight`` must be float32 on CPU, at least :data:`MIN_IN_FEATURES` wide, with no gradient being
     recorded, and the kernel must load; then :data:`MAX_ROWS` on one torch thread (each agent's model
     decoding side by side on its own thread, or a one-core process), :data:`TWO_THREAD_ROWS` on two,
-    none on more. Read when a decoding starts: the thread count is the one it runs with."""
+    none on more. ``threads``: the torch threads the decoding runs with (default: this thread's
+    count now, as when a decoding starts)."""
     if not (
         weight.device.type == "cpu"
         and weight.dtype == torch.float32
@@ -293,7 +294,8 @@ def kernel_rows(weight: torch.Tensor) -> int:
         and not torch.is_grad_enabled()
     ):
         return 0
-    rows = {1: MAX_ROWS, 2: TWO_THREAD_ROWS}.get(torch.get_num_threads(), 0)
+    count = torch.get_num_threads() if threads is None else threads
+    rows = {1: MAX_ROWS, 2: TWO_THREAD_ROWS}.get(count, 0)
     return rows if rows and few_rows_kernel() is not None else 0
 
 

@@ -2,9 +2,9 @@
 
 Every prompt of a round that one policy must answer (all its agents, in every episode) goes into a
 single call of that policy's generator; the completions come back in request order. Policies that
-are separate models of one shape on CPU decode together, one batched pass per step for all of them
-(:func:`~mrlm.train.generation.joint.generate_jointly`); other separate models on CPU generate side
-by side, sharing torch's threads (:func:`~mrlm.train.loop.cpu_threads.side_by_side`). Either way
+are separate small models of one shape on CPU decode together, one batched pass per step for all of
+them (:func:`~mrlm.train.generation.joint.generate_jointly`, which says when that pays); other
+separate models on CPU generate side by side, sharing torch's threads (:func:`~mrlm.train.loop.cpu_threads.side_by_side`). Either way
 each call's noise comes from its own seed, and the completions are those of the calls one after the
 other (up to float rounding when decoded jointly).
 """
