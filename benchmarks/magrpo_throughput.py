@@ -76,7 +76,8 @@ ANCHOR_KEYS = (
 
 
 def _workload() -> Any:
-    """benchmarks/grpo_throughput.py as a module: the corpus, the terms of a task and the clocks."""
+    """benchmarks/grpo_throughput.py as a module: the anchor's tokenizer and model, the terms of a
+    task and the clocks."""
     spec = importlib.util.spec_from_file_location("grpo_throughput", _HERE / "grpo_throughput.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -195,7 +196,7 @@ def run_mrlm(args: argparse.Namespace) -> dict[str, Any]:
 
     # The anchor's workload from the same seed: its tokenizer (byte-level BPE on arithmetic, with its
     # chat template) and its model, so both sides train the same weights on the same tokens.
-    shape = argparse.Namespace(**vars(args), hidden=hidden, layers=layers)
+    shape = argparse.Namespace(**{**vars(args), "hidden": hidden, "layers": layers})
     rng, vocab, n_params = workload.save_workload(shape, model_dir)
     records = []
     for _ in range(args.steps * args.prompts_per_step):  # reset seeds 0, 1, ... serve them in turn

@@ -209,7 +209,7 @@ def few_row_products(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyP
     decoding side by side has), with each layer one call to its decode layer ("fused") or torch's
     operations between the products ("kernel"), or on torch's products (as without a compiler)."""
     if request.param == "mkl":
-        monkeypatch.setattr(few_rows, "kernel_rows", lambda weight: 0)
+        monkeypatch.setattr(few_rows, "kernel_rows", lambda weight, threads=None: 0)
     if request.param == "kernel":
         monkeypatch.setattr(direct, "fused_layers", lambda *args: None)
     with torch_threads(1):
@@ -365,6 +365,7 @@ def test_a_norm_weight_that_is_a_strided_view_keeps_torchs_operations(
                 prompt, torch.ones_like(prompt), torch.zeros(2, dtype=torch.long), 4
             )
             assert decoding.state is not None and decoding.state.fused is None
+        assert not direct.decodes_fused(DirectModel(model), 2, threads=1)
         params = SamplingParams(max_new_tokens=12, seed=9, ignore_stop=True)
         direct_replies = HFGenerator(model, tokenizer).generate(prompts, params)
         forward = HFGenerator(model, tokenizer, direct=False).generate(prompts, params)
@@ -423,7 +424,7 @@ def test_packing_is_chosen_only_where_it_pays(tokenizer: Any, monkeypatch: pytes
     with torch.no_grad(), torch_threads(2):
         assert packs_weights(wide, PACK_MIN_ROWS, PACK_MIN_TOKENS)  # on two threads, MKL's
     assert packs_weights(wide, PACK_MIN_ROWS, PACK_MIN_TOKENS)  # no kernel while gradients are recorded
-    monkeypatch.setattr(few_rows, "kernel_rows", lambda weight: 0)  # as without a compiler
+    monkeypatch.setattr(few_rows, "kernel_rows", lambda weight, threads=None: 0)  # as without a compiler
     assert packs_weights(wide, PACK_MIN_ROWS, PACK_MIN_TOKENS)
     assert not packs_weights(wide, PACK_MIN_ROWS - 1, PACK_MIN_TOKENS)
     assert not packs_weights(wide, rows, PACK_MIN_TOKENS - 1)
@@ -473,3 +474,39 @@ def test_decoding_on_packed_weights_matches_the_models_forward(tokenizer: Any) -
                 torch.tensor(ours.logprobs), torch.tensor(theirs.logprobs), atol=1e-4, rtol=0
             )
     assert {c.finish_reason for c in packed} == {"stop", "length"}
+
+
+@pytest.mark.parametrize("layout", ["as built", "q weight transposed", "o bias strided", "norm strided"])
+def test_decodes_fused_foretells_what_a_decoding_does(
+    tokenizer: Any, prompts: list[list[int]], layout: str
+) -> None:
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=128,
+        intermediate_size=256,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        attention_bias=True,
+    )
+    model = LlamaForCausalLM(config).eval()
+    attention = model.model.layers[1].self_attn
+    if layout == "q weight transposed":  # q, k and v are copied into one weight: still fused
+        attention.q_proj.weight = torch.nn.Parameter(attention.q_proj.weight.detach().t().contiguous().t())
+    elif layout == "o bias strided":
+        attention.o_proj.bias = torch.nn.Parameter(torch.zeros(256)[::2])
+    elif layout == "norm strided":
+        model.model.layers[1].input_layernorm.weight = torch.nn.Parameter(torch.ones(256)[::2])
+    runner = DirectModel(model)
+    prompt = torch.tensor([prompts[0]])
+    with torch_threads(1), torch.inference_mode():
+        for rows in (1, few_rows.MAX_ROWS, few_rows.MAX_ROWS + 1):
+            decoding, _ = runner.start(
+                prompt, torch.ones_like(prompt), torch.zeros(rows, dtype=torch.long), 2
+            )
+            assert decoding.state is not None
+            fused = decoding.state.fused is not None
+            assert direct.decodes_fused(runner, rows, threads=1) == fused
+            assert fused == (layout in ("as built", "q weight transposed") and rows <= few_rows.MAX_ROWS)

@@ -371,12 +371,29 @@ def test_a_normed_product_normalises_the_rows_first(kernel: FewRowsKernel, with_
 
 
 def test_too_small_a_scratch_is_refused(kernel: FewRowsKernel) -> None:
-    layer = few_rows.DecodeLayer(hidden=16, heads=2, kv_heads=1, head_dim=8, intermediate=8, eps=1e-6)
+    shapes = {"qkv": (32, 16), "o": (16, 16), "gate": (8, 16), "up": (8, 16), "down": (16, 8)}
+    weights = {name: torch.ones(shape) for name, shape in shapes.items()}
+    weights |= {"input_norm": torch.ones(16), "post_norm": torch.ones(16)}
+    layer = few_rows.DecodeLayer(
+        hidden=16,
+        heads=2,
+        kv_heads=1,
+        head_dim=8,
+        intermediate=8,
+        eps=1e-6,
+        **{name: tensor.data_ptr() for name, tensor in weights.items()},
+    )
     needed = kernel.decode_scratch(layer, 2, 4).numel()
-    keys, hidden = torch.zeros(2, 1, 4, 8), torch.zeros(2, 16)
+    keys, hidden, rotation, mask = (
+        torch.zeros(2, 1, 4, 8),
+        torch.zeros(2, 16),
+        torch.zeros(2, 4, 2),
+        torch.zeros(2, 4),
+    )
     with pytest.raises(ValueError, match="scratch"):
-        kernel.decode_layer(
-            layer, hidden, torch.zeros(2, 4, 2), keys, keys, torch.zeros(2, 4), 0, torch.empty(needed - 1)
-        )
+        kernel.decode_layer(layer, hidden, rotation, keys, keys.clone(), mask, 0, torch.empty(needed - 1))
     with pytest.raises(ValueError, match="scratch"):
         kernel.normed_product(hidden, torch.ones(16), 1e-6, torch.ones(3, 16), None, torch.empty(31))
+    # The same calls with scratch enough go through: the scratch was the reason.
+    kernel.decode_layer(layer, hidden, rotation, keys, keys.clone(), mask, 0, torch.empty(needed))
+    kernel.normed_product(hidden, torch.ones(16), 1e-6, torch.ones(3, 16), None, torch.empty(32))

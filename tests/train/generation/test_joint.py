@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from mrlm.train.generation import HFGenerator, SamplingParams, few_rows
+from mrlm.train.generation.direct import DirectModel
 from mrlm.train.generation.joint import JOINT_MAX_ROWS, generate_jointly, joint_reason
 from mrlm.train.tiny import build_tiny_model
 from tests.train.generation.lively import build_lively_model
@@ -113,6 +114,10 @@ def test_models_that_each_decode_fused_go_side_by_side(
     try:
         torch.set_num_threads(2)  # one each, side by side
         assert "fused" in joint_reason(pair, PROMPTS, same)
+        torch.set_num_threads(1)  # as each runs then: the decoding fuses, as promised
+        for model in models:
+            assert _fused_start(model, len(PROMPTS[0]))
+        assert not _fused_start(models[0], few_rows.MAX_ROWS + 1)
         more = [[[5, 6]] * (few_rows.MAX_ROWS + 1)] * 2  # more rows than the kernel takes
         assert joint_reason(pair, more, same) == ""
         torch.set_num_threads(4)  # two each: the kernel takes up to TWO_THREAD_ROWS rows
@@ -123,3 +128,14 @@ def test_models_that_each_decode_fused_go_side_by_side(
         assert joint_reason(pair, PROMPTS, same) == ""
     finally:
         torch.set_num_threads(before)
+
+
+def _fused_start(model: Any, rows: int) -> bool:
+    """Whether a decoding of ``rows`` rows started now runs fused."""
+    with torch.inference_mode():
+        prompt = torch.tensor([PROMPTS[0][0]])
+        decoding, _ = DirectModel(model).start(
+            prompt, torch.ones_like(prompt), torch.zeros(rows, dtype=torch.long), 2
+        )
+    assert decoding.state is not None
+    return decoding.state.fused is not None

@@ -14,10 +14,11 @@ of tensor operations on the model's own parameters:
 * decoding writes keys and values in place into tensors sized for the prompt and the whole
   completion; on CPU a float32 step of a few rows multiplies with the kernel of
   :mod:`~mrlm.train.generation.few_rows`, which reads each weight at about twice MKL's speed, where
-  that pays (:func:`~mrlm.train.generation.few_rows.kernel_rows`), and then runs each layer, and
-  the final norm with the output projection, as one call into it (:func:`fused_layers`); otherwise
-  it computes ``(W x^T)^T`` rather than ``x W^T``: the same sums, which MKL runs faster when ``x``
-  has the few rows of a decoding step;
+  that pays (:func:`~mrlm.train.generation.few_rows.kernel_rows`), and where it takes every
+  product of the step, runs each layer as one call into it (and the final norm with the output
+  projection as another, where it takes that one: :func:`fused_layers`); otherwise it computes
+  ``(W x^T)^T`` rather than ``x W^T``: the same sums, which MKL runs faster when ``x`` has the few
+  rows of a decoding step;
 * a float32 model on CPU decoding more rows, for long enough, first copies its weights into
   oneDNN's blocked layout (:func:`packs_weights`), on which a step's products run faster than MKL's;
 * rows that begin with the same tokens (the members of a GRPO group share their prompt) compute that
@@ -126,8 +127,7 @@ class _Projection:
         self.packed = (
             torch.ops.mkldnn._reorder_linear_weight(weight.detach(), packed_rows) if packed_rows else None
         )
-        contiguous = weight.is_contiguous() and (bias is None or bias.is_contiguous())
-        self.kernel_rows = few_row_kernel.kernel_rows(weight) if few_rows and contiguous else 0
+        self.kernel_rows = _kernel_rows(weight, bias) if few_rows else 0
         self.kernel = few_row_kernel.few_rows_kernel() if self.kernel_rows else None
 
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
@@ -142,6 +142,16 @@ class _Projection:
                 product = torch.addmm(self.bias.unsqueeze(1), self.weight, x.t())
             return product.t().contiguous()
         return F.linear(x, self.weight, self.bias)
+
+
+def _kernel_rows(weight: torch.Tensor, bias: torch.Tensor | None, threads: int | None = None) -> int:
+    """The rows of a decoding step on ``threads`` torch threads (default: this thread's count) whose
+    products with this weight and bias go to the few-rows kernel: its
+    :func:`~mrlm.train.generation.few_rows.kernel_rows`, for contiguous tensors (which it reads
+    with stride 1); 0 for others."""
+    if not weight.is_contiguous() or (bias is not None and not bias.is_contiguous()):
+        return 0
+    return few_row_kernel.kernel_rows(weight, threads)
 
 
 class _Norm:
@@ -215,7 +225,7 @@ class _DecodeState:
     length: int
     """Filled cache slots (the prompt width, then one more per step)."""
     fused: _FusedLayers | None = None
-    """The layers as one kernel call each, for steps of at most ``fused.rows`` rows (None: torch's ops)."""
+    """The layers as one kernel call each (None: torch's operations between the products)."""
     step: int = 0
     """Tokens fed back so far."""
 
@@ -296,26 +306,18 @@ class DirectModel:
 
     def decode_step(self, state: _DecodeState, tokens: torch.Tensor) -> torch.Tensor:
         """Feed each live row's last token ``[n]``; return the ``[n, V]`` logits of the next one."""
-        slot = state.length
-        n = tokens.shape[0]
-        if n != state.keys[0].shape[0]:
-            raise ValueError(f"{n} tokens for the {state.keys[0].shape[0]} rows being decoded")
-        fused = state.fused
-        if fused is not None and n <= fused.rows:
-            hidden = state.weights.embed(tokens)  # [n, D], updated in place layer by layer
-            turn = torch.view_as_real(state.rotations[:, state.step]).contiguous()  # [n, d/2, 2]
-            for fused_layer, keys, values in zip(fused.layers, state.keys, state.values, strict=True):
-                fused.kernel.decode_layer(
-                    fused_layer, hidden, turn, keys, values, state.mask, slot, fused.scratch
-                )
-            state.length += 1
-            state.step += 1
-            head, norm = state.weights.lm_head, state.weights.final_norm
-            if fused.head and isinstance(head, _Projection) and isinstance(norm, _Norm):
-                return fused.kernel.normed_product(
-                    hidden, norm.weight, self.eps, head.weight, head.bias, fused.scratch
-                )
-            return head(norm(hidden))
+        if tokens.shape[0] != state.keys[0].shape[0]:
+            raise ValueError(f"{tokens.shape[0]} tokens for the {state.keys[0].shape[0]} rows being decoded")
+        logits = (
+            self._step(state, tokens) if state.fused is None else self._fused_step(state, state.fused, tokens)
+        )
+        state.length += 1
+        state.step += 1
+        return logits
+
+    def _step(self, state: _DecodeState, tokens: torch.Tensor) -> torch.Tensor:
+        """A decoding step as torch operations between the products."""
+        slot, n = state.length, tokens.shape[0]
         rotation = state.rotations[:, state.step].unsqueeze(1)  # [n, 1, d/2]
         groups = self.num_heads // self.num_kv_heads
         mask = state.mask[..., : slot + 1]
@@ -332,9 +334,21 @@ class DirectModel:
                 attn_mask=mask,
             )
             hidden = self._block_rest(layer, hidden, attended.reshape(n, -1))
-        state.length += 1
-        state.step += 1
         return state.weights.lm_head(state.weights.final_norm(hidden))
+
+    def _fused_step(self, state: _DecodeState, fused: _FusedLayers, tokens: torch.Tensor) -> torch.Tensor:
+        """A decoding step as one kernel call per layer, and one for the final norm and output
+        projection where the kernel takes the latter."""
+        hidden = state.weights.embed(tokens)  # [n, D], updated in place layer by layer
+        turn = torch.view_as_real(state.rotations[:, state.step]).contiguous()  # [n, d/2, 2]
+        for layer, keys, values in zip(fused.layers, state.keys, state.values, strict=True):
+            fused.kernel.decode_layer(
+                layer, hidden, turn, keys, values, state.mask, state.length, fused.scratch
+            )
+        if fused.head is None:
+            return state.weights.lm_head(state.weights.final_norm(hidden))
+        norm, weight, bias = fused.head
+        return fused.kernel.normed_product(hidden, norm, self.eps, weight, bias, fused.scratch)
 
     @staticmethod
     def keep_rows(state: _DecodeState, live: torch.Tensor) -> None:
@@ -559,107 +573,117 @@ class _FusedLayers:
     """A decoding step's layers as one call each to the few-rows library's ``mrlm_decode_layer``
     (:meth:`~mrlm.train.generation.few_rows.FewRowsKernel.decode_layer`): its norms, rotary
     embedding, cache writes, attention, products and residuals in C, without a torch operation
-    between them. ``layers`` point into ``tensors``, held here so that a parameter given new
-    storage during the decoding (``p.data = ...``; updates in place are seen) leaves the decoding
-    on the storage it started with rather than on freed memory."""
+    between them. ``layers`` point into ``tensors``, held here so that a parameter given new storage
+    during the decoding (``p.data = ...``) leaves the decoding on the storage it started with rather
+    than on freed memory; updates in place are seen (but for q, k and v, which every decoding,
+    fused or not, reads from one copy made when it starts)."""
 
     kernel: few_row_kernel.FewRowsKernel
     layers: list[few_row_kernel.DecodeLayer]
     tensors: list[torch.Tensor]
     scratch: torch.Tensor
-    rows: int
-    """The most rows a step may have to run fused (the kernel's rows for these weights)."""
-    head: bool
-    """Whether the final norm and the output projection are one call too (the kernel takes the latter)."""
+    head: tuple[torch.Tensor, torch.Tensor, torch.Tensor | None] | None
+    """The final norm's weight and the output projection's weight and bias, when the kernel takes
+    that projection (then one call with the norm); None: torch's operations."""
 
 
 def fused_layers(weights: _Weights, model: DirectModel, rows: int, slots: int) -> _FusedLayers | None:
-    """The layers of ``weights`` fused for a CPU decoding of ``rows`` rows and ``slots`` cache slots
-    (with the final norm and output projection where the kernel takes the latter), or None where the
-    few-rows kernel does not take every projection of every layer for that many rows (see
-    :func:`~mrlm.train.generation.few_rows.kernel_rows`), packed weights are used, or the MLP's
-    activation is not SiLU.
+    """The layers of ``weights`` fused for a CPU decoding of ``rows`` rows and ``slots`` cache slots,
+    or None where the few-rows kernel does not take every projection of every layer for that many
+    rows (see :func:`_kernel_rows`), packed weights are used, a norm's weight is not contiguous, or
+    the MLP's activation is not SiLU. :func:`decodes_fused` says beforehand whether a decoding will be.
 
     Between the kernel's products, a step's torch operations (norms, rotary, attention, residuals)
-    took 1-2 ms a token in place, several times their time alone, since reading the weights evicts
-    what they need from the caches, and two models decoding side by side wait on each other for the
-    GIL between operations. Measured on a 2-core CPU, a 512 / 4-layer Qwen2 decoding 4 rows on one
-    thread: 3.95-4.10 ms a token fused against 4.86-5.20 ms (the products alone 3.7-4.0 ms); two
-    such models side by side 4.4-4.9 against 5.7-6.3 ms each."""
-    count = len(weights.layers)
+    took about 1 ms a token, several times their cost in a loop of their own (an RMSNorm of 4 rows:
+    40-85 us a call in place, 11 us alone), presumably as the weights read in between evict what they
+    need from the caches; two models decoding side by side also wait on each other for the GIL
+    between operations. Measured on a 2-core CPU, a 512 / 4-layer Qwen2 decoding 4 rows on one
+    thread: 3.95-4.10 ms a token fused against 4.86-5.20 ms (its products alone 3.7-4.0 ms); two
+    such models side by side, 4.4-4.9 against 5.7-6.3 ms a token each."""
+    parts = [_fusable(layer) for layer in weights.layers]
+    if not model.silu or any(part is None for part in parts):
+        return None
+    projections = [projection for part in parts if part is not None for projection in part[0]]
+    kernel = projections[0].kernel
+    if kernel is None or rows > min(projection.kernel_rows for projection in projections):
+        return None
+    tensors: list[torch.Tensor] = []
+    layers = [_decode_layer(model, *part, tensors) for part in parts if part is not None]
+    # Layers may differ in width (a pruned MLP): the scratch serves the widest.
+    scratch = max((kernel.decode_scratch(layer, rows, slots) for layer in layers), key=torch.Tensor.numel)
+    head, norm = weights.lm_head, weights.final_norm
+    fused_head = (
+        (norm.weight, head.weight, head.bias)
+        if isinstance(head, _Projection)
+        and head.kernel is not None
+        and head.packed is None
+        and rows <= head.kernel_rows
+        and isinstance(norm, _Norm)
+        and norm.weight.is_contiguous()
+        else None
+    )
+    return _FusedLayers(kernel, layers, tensors, scratch, fused_head)
+
+
+def _fusable(layer: _Layer) -> tuple[list[_Projection], list[_Norm]] | None:
+    """The layer's projections (qkv, o, gate, up, down) and norms (input, post-attention) when the
+    kernel takes every projection, unpacked, and the norms' weights are contiguous; else None."""
     projections = [
-        projection
-        for layer in weights.layers
-        for projection in (layer.qkv, layer.o_proj, layer.gate, layer.up, layer.down)
-        if isinstance(projection, _Projection) and projection.kernel is not None and projection.packed is None
+        p
+        for p in (layer.qkv, layer.o_proj, layer.gate, layer.up, layer.down)
+        if isinstance(p, _Projection) and p.kernel is not None and p.packed is None
     ]
     norms = [
-        norm
-        for layer in weights.layers
-        for norm in (layer.input_norm, layer.post_norm)
-        if isinstance(norm, _Norm) and norm.weight.is_contiguous()  # the C reads it with stride 1
+        n for n in (layer.input_norm, layer.post_norm) if isinstance(n, _Norm) and n.weight.is_contiguous()
     ]
-    if not model.silu or len(projections) != 5 * count or len(norms) != 2 * count:
-        return None
-    limit = min(projection.kernel_rows for projection in projections)
-    kernel = projections[0].kernel
-    if kernel is None or rows > limit:
-        return None
+    return (projections, norms) if len(projections) == 5 and len(norms) == 2 else None
 
-    tensors: list[torch.Tensor] = []
+
+def _decode_layer(
+    model: DirectModel, projections: list[_Projection], norms: list[_Norm], tensors: list[torch.Tensor]
+) -> few_row_kernel.DecodeLayer:
+    """The C description of one layer, pointing into its tensors, which are added to ``tensors``
+    (whose holder keeps their storages)."""
 
     def pointer(tensor: torch.Tensor | None) -> int | None:
         if tensor is None:
             return None
-        tensors.append(tensor.detach())  # holds the storage
+        tensors.append(tensor.detach())  # shares, and so holds, the storage
         return tensor.data_ptr()
 
-    layers = []
-    for i in range(count):
-        named = list(zip(("qkv", "o", "gate", "up", "down"), projections[5 * i : 5 * i + 5], strict=True))
-        layers.append(
-            few_row_kernel.DecodeLayer(
-                hidden=projections[5 * i + 1].weight.shape[0],  # o_proj's outputs
-                heads=model.num_heads,
-                kv_heads=model.num_kv_heads,
-                head_dim=model.head_dim,
-                intermediate=projections[5 * i + 2].weight.shape[0],  # the gate's outputs
-                eps=model.eps,
-                input_norm=pointer(norms[2 * i].weight),
-                post_norm=pointer(norms[2 * i + 1].weight),
-                **{name: pointer(p.weight) for name, p in named},
-                **{f"{name}_bias": pointer(p.bias) for name, p in named},
-            )
-        )
-    head, final_norm = weights.lm_head, weights.final_norm
-    fused_head = (
-        isinstance(head, _Projection)
-        and head.kernel is not None
-        and head.packed is None
-        and rows <= head.kernel_rows
-        and isinstance(final_norm, _Norm)
-        and final_norm.weight.is_contiguous()
+    named = list(zip(("qkv", "o", "gate", "up", "down"), projections, strict=True))
+    return few_row_kernel.DecodeLayer(
+        hidden=projections[1].weight.shape[0],  # o_proj's outputs
+        heads=model.num_heads,
+        kv_heads=model.num_kv_heads,
+        head_dim=model.head_dim,
+        intermediate=projections[2].weight.shape[0],  # the gate's outputs
+        eps=model.eps,
+        input_norm=pointer(norms[0].weight),
+        post_norm=pointer(norms[1].weight),
+        **{name: pointer(p.weight) for name, p in named},
+        **{f"{name}_bias": pointer(p.bias) for name, p in named},
     )
-    # Layers may differ in width (a pruned MLP): the scratch serves the widest.
-    scratch = max((kernel.decode_scratch(layer, rows, slots) for layer in layers), key=torch.Tensor.numel)
-    return _FusedLayers(kernel, layers, tensors, scratch, limit, fused_head)
 
 
 def decodes_fused(model: DirectModel, rows: int, threads: int) -> bool:
-    """Whether a CPU decoding of ``rows`` rows on ``threads`` torch threads would run its layers as
-    :func:`fused_layers` does: SiLU, every projection and norm weight contiguous, and ``rows`` no more
-    than the few-rows kernel takes of every projection (:func:`~mrlm.train.generation.few_rows.kernel_rows`)."""
-    weights: list[torch.Tensor] = []
-    for block in model.model.model.layers:
-        attention, mlp = block.self_attn, block.mlp
-        weights += [attention.q_proj.weight, attention.o_proj.weight, mlp.gate_proj.weight]
-        weights += [mlp.up_proj.weight, mlp.down_proj.weight]
-        weights += [block.input_layernorm.weight, block.post_attention_layernorm.weight]
-    if not model.silu or rows < 1 or not all(weight.is_contiguous() for weight in weights):
+    """Whether a CPU decoding of ``rows`` rows on ``threads`` torch threads will run its layers
+    fused (:func:`fused_layers`, which decides once the decoding has laid out its weights): SiLU,
+    contiguous norm weights, and no more rows than the kernel takes of every projection (q, k and v
+    as the one contiguous copy a decoding makes of them)."""
+    if not model.silu or rows < 1:
         return False
-    projections = [weight for weight in weights if weight.dim() == 2]
-    with torch.no_grad():
-        return rows <= min(few_row_kernel.kernel_rows(weight, threads) for weight in projections)
+    limits = []
+    with torch.no_grad():  # as decoding runs
+        for block in model.model.model.layers:
+            attention, mlp = block.self_attn, block.mlp
+            norms = (block.input_layernorm.weight, block.post_attention_layernorm.weight)
+            if not all(norm.is_contiguous() for norm in norms):
+                return False
+            limits.append(few_row_kernel.kernel_rows(attention.q_proj.weight, threads))
+            for linear in (attention.o_proj, mlp.gate_proj, mlp.up_proj, mlp.down_proj):
+                limits.append(_kernel_rows(linear.weight, linear.bias, threads))
+    return rows <= min(limits)
 
 
 class DirectDecoding:

@@ -106,7 +106,7 @@ long mrlm_decode_scratch(const struct decode_layer *l, int rows, long slots) {
     return rows * (l->hidden + qkv + l->heads * l->head_dim + 2 * l->intermediate) + slots;
 }
 
-/* y = x * weight / sqrt(mean(x^2) + eps), over one row of n. */
+/* y = x * weight / sqrt(mean(x^2) + eps), over one row of n (the squares summed in double). */
 static inline __attribute__((always_inline)) void
 rms_norm(const float *x, const float *weight, float eps, float *y, long n) {
     double squares = 0.0;
@@ -202,6 +202,7 @@ mrlm_decode_layer(const struct decode_layer *l, int rows, float *hidden, const f
         }
     }
 
+    /* `normed` is free again: it takes each product's output before it is added to `hidden`. */
     mrlm_few_rows(rows, attended, l->o, l->o_bias, normed, width, heads * d);
     for (long i = 0; i < rows * width; i++) hidden[i] += normed[i];
     for (int r = 0; r < rows; r++) rms_norm(hidden + r * width, l->post_norm, l->eps, normed + r * width, width);

@@ -9,10 +9,13 @@ batched product over the models (``torch.bmm``) and attention one call over ever
 costs about one model's operations. That pays only while the overhead dominates: for models no
 wider than :data:`JOINT_MAX_HIDDEN` with at most :data:`JOINT_MAX_ROWS` rows each (a GRPO group or
 two); past them the products dominate, and the models run faster side by side. So do models that
-each decode fused on their thread (:func:`~mrlm.train.generation.direct.decodes_fused`: a step's
-layers one call each into the few-rows kernel, with no operation overhead left to share): measured
-on a 2-core CPU, MAGRPO with two 128 / 2-layer agents, 4 rows each, stepped in 0.041-0.045 s side by
-side fused against 0.056-0.059 s jointly (rollout 0.019-0.021 against 0.030-0.034 s).
+each decode fused on their share of the threads (:func:`~mrlm.train.generation.direct.decodes_fused`:
+a step's layers one call each into the few-rows kernel, with no operation overhead left to share),
+which leaves joint decoding to models narrower than the kernel takes (128), or with more rows or
+threads than it takes, or without it. Measured on a 2-core CPU, MAGRPO with two 128 / 2-layer
+agents, 4 rows each on one thread each, stepped in 0.041-0.045 s side by side fused against
+0.056-0.059 s jointly (rollout 0.019-0.021 against 0.030-0.034 s); wider models and more rows,
+which the rule also sends side by side, were not measured against joint decoding.
 
 Each model prefills its own prompts (:meth:`~mrlm.train.generation.direct.DirectModel.start`); their
 caches are then laid side by side, left-padded to the widest prompt (masked). Each call keeps its
@@ -46,6 +49,7 @@ from mrlm.train.generation.direct import (
 )
 from mrlm.train.generation.hf import HFGenerator, completions_of, decode_loop, prompt_layout
 from mrlm.train.generation.memory import check_fits, is_allocation_failure, out_of_memory
+from mrlm.train.loop.cpu_threads import thread_share
 
 JOINT_MAX_HIDDEN = 192
 """The widest models decoded jointly."""
@@ -100,8 +104,7 @@ def joint_reason(
         if isinstance(direct, str):
             return direct
     models = [d for d in directs if isinstance(d, DirectModel)]
-    threads = torch.get_num_threads()
-    share = max(1, threads // min(len(models), threads))  # each model's threads side by side
+    share = thread_share(len(models))  # each model's threads, side by side
     if all(decodes_fused(model, len(prompts[0]), share) for model in models):
         return "each model decodes fused on its own threads: faster side by side"
     return _shape_difference(models)

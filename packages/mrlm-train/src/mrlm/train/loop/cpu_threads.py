@@ -168,6 +168,14 @@ def independent_cpu_models(models: Sequence[torch.nn.Module]) -> bool:
     return True
 
 
+def thread_share(jobs: int) -> int:
+    """The torch threads each of ``jobs`` jobs runs with in :func:`side_by_side`: an equal share
+    when they run at once, every thread when they run one after the other."""
+    threads = torch.get_num_threads()
+    workers = min(jobs, threads)
+    return threads // workers if workers >= 2 else threads
+
+
 def side_by_side(jobs: Sequence[Callable[[], _T]]) -> list[_T]:
     """Every job's result, in order, the jobs run at once on as many Python threads as torch has
     threads (at most one per job), each with an equal share of them; with one torch thread, one
@@ -176,11 +184,9 @@ def side_by_side(jobs: Sequence[Callable[[], _T]]) -> list[_T]:
     Only for jobs that touch disjoint tensors (see :func:`independent_cpu_models`) and make no
     collective call: their order across threads is not fixed.
     """
-    threads = torch.get_num_threads()
-    workers = min(len(jobs), threads)
-    if workers < 2:
+    if min(len(jobs), torch.get_num_threads()) < 2:
         return [job() for job in jobs]
-    share = threads // workers
+    share = thread_share(len(jobs))
 
     def run(job: Callable[[], _T]) -> _T:
         torch.set_num_threads(share)  # this thread's count only

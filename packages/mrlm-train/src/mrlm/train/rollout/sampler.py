@@ -4,9 +4,10 @@ Every prompt of a round that one policy must answer (all its agents, in every ep
 single call of that policy's generator; the completions come back in request order. Policies that
 are separate small models of one shape on CPU decode together, one batched pass per step for all of
 them (:func:`~mrlm.train.generation.joint.generate_jointly`, which says when that pays); other
-separate models on CPU generate side by side, sharing torch's threads (:func:`~mrlm.train.loop.cpu_threads.side_by_side`). Either way
-each call's noise comes from its own seed, and the completions are those of the calls one after the
-other (up to float rounding when decoded jointly).
+separate models on CPU generate side by side, sharing torch's threads
+(:func:`~mrlm.train.loop.cpu_threads.side_by_side`). Either way each call's noise comes from its own
+seed, and the completions are those of the calls one after the other (up to float rounding when
+decoded jointly).
 """
 
 from __future__ import annotations
