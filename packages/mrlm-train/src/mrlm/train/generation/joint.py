@@ -14,8 +14,9 @@ a step's layers one call each into the few-rows kernel, with no operation overhe
 which leaves joint decoding to models narrower than the kernel takes (128), or with more rows or
 threads than it takes, or without it. Measured on a 2-core CPU, MAGRPO with two 128 / 2-layer
 agents, 4 rows each on one thread each, stepped in 0.041-0.045 s side by side fused against
-0.056-0.059 s jointly (rollout 0.019-0.021 against 0.030-0.034 s); wider models and more rows,
-which the rule also sends side by side, were not measured against joint decoding.
+0.056-0.059 s jointly (rollout 0.019-0.021 against 0.030-0.034 s); rollouts at hidden 192, 4 rows,
+0.031-0.041 against 0.051-0.065 s, and at hidden 128, 8 rows, 0.025-0.028 against 0.041-0.046 s.
+Two threads per model (on more than two cores) were not measured.
 
 Each model prefills its own prompts (:meth:`~mrlm.train.generation.direct.DirectModel.start`); their
 caches are then laid side by side, left-padded to the widest prompt (masked). Each call keeps its
