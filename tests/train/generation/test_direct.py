@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import gc
 from collections.abc import Iterator
 from typing import Any
@@ -22,6 +21,7 @@ from mrlm.train.generation.direct import (
 )
 from mrlm.train.generation.memory import available_cpu_memory
 from mrlm.train.tiny import build_tiny_model
+from tests.train.generation.decodings import assert_decodes_like_forward, started, torch_threads
 from tests.train.generation.lively import build_lively_model
 
 TEXTS = ["Hello there", "What is 2 + 2?", "a", "The quick brown fox jumps over the lazy dog", "x = 3"]
@@ -58,34 +58,28 @@ def test_the_tiny_architectures_are_supported(arch_model: Any) -> None:
 def test_decoding_matches_the_model_forward(
     arch_model: Any, tokenizer: Any, prompts: list[list[int]], params: SamplingParams
 ) -> None:
-    direct = HFGenerator(arch_model, tokenizer).generate(prompts, params)
-    forward = HFGenerator(arch_model, tokenizer, direct=False).generate(prompts, params)
-    assert [c.token_ids for c in direct] == [c.token_ids for c in forward]
-    assert [c.finish_reason for c in direct] == [c.finish_reason for c in forward]
-    for ours, theirs in zip(direct, forward, strict=True):
-        torch.testing.assert_close(
-            torch.tensor(ours.logprobs), torch.tensor(theirs.logprobs), atol=1e-4, rtol=0
-        )
+    assert_decodes_like_forward(arch_model, tokenizer, prompts, params)
 
 
 def test_rows_that_stop_early_leave_the_batch(
     arch_model: Any, tokenizer: Any, prompts: list[list[int]]
 ) -> None:
-    free = HFGenerator(arch_model, tokenizer).generate(
-        prompts, SamplingParams(max_new_tokens=20, seed=6, ignore_stop=True)
+    direct = assert_decodes_like_forward(
+        arch_model, tokenizer, prompts, _stopping(arch_model, tokenizer, prompts)
     )
-    # Stop tokens that some rows produce early and others never: rows end at different steps.
-    stops = (free[0].token_ids[3], free[3].token_ids[9])
-    params = SamplingParams(max_new_tokens=20, seed=6, stop_token_ids=stops)
-    direct = HFGenerator(arch_model, tokenizer).generate(prompts, params)
-    forward = HFGenerator(arch_model, tokenizer, direct=False).generate(prompts, params)
-    assert [c.token_ids for c in direct] == [c.token_ids for c in forward]
     assert len({len(c.token_ids) for c in direct}) > 2
     assert {c.finish_reason for c in direct} == {"stop", "length"}
-    for ours, theirs in zip(direct, forward, strict=True):
-        torch.testing.assert_close(
-            torch.tensor(ours.logprobs), torch.tensor(theirs.logprobs), atol=1e-4, rtol=0
-        )
+
+
+def _stopping(
+    model: Any, tokenizer: Any, prompts: list[list[int]], budget: int = 20, seed: int = 6
+) -> SamplingParams:
+    """Sampling whose stop tokens some rows produce early and others never: rows end at different steps."""
+    free = HFGenerator(model, tokenizer).generate(
+        prompts, SamplingParams(max_new_tokens=budget, seed=seed, ignore_stop=True)
+    )
+    stops = (free[0].token_ids[3], free[3].token_ids[9])
+    return SamplingParams(max_new_tokens=budget, seed=seed, stop_token_ids=stops)
 
 
 def test_repeated_prompts_decode_like_single_ones(
@@ -193,16 +187,6 @@ def test_follows_weight_updates(tokenizer: Any, prompts: list[list[int]]) -> Non
     assert [c.token_ids for c in after] != [c.token_ids for c in before]
 
 
-@contextlib.contextmanager
-def torch_threads(count: int) -> Iterator[None]:
-    before = torch.get_num_threads()
-    torch.set_num_threads(count)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
-
-
 @pytest.fixture(params=["fused", "kernel", "mkl"])
 def few_row_products(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     """Decoding's few-row products on the few-rows kernel (one torch thread, as each agent's model
@@ -240,33 +224,15 @@ def test_decoding_with_few_row_products_matches_the_models_forward(
     tokenizer: Any, prompts: list[list[int]], few_row_products: str
 ) -> None:
     model = build_lively_model(tokenizer, seed=1, hidden_size=few_rows.MIN_IN_FEATURES)
-    runner = direct_model_or_reason(model)
-    assert isinstance(runner, DirectModel)
-    with torch.inference_mode():
-        prompt = torch.tensor([prompts[0]])
-        decoding, _ = runner.start(prompt, torch.ones_like(prompt), torch.tensor([0, 0]), 4)
-    assert decoding.state is not None
-    qkv = decoding.state.weights.layers[0].qkv
+    state = started(model, prompts[0], rows=2, budget=4)
+    qkv = state.weights.layers[0].qkv
     assert isinstance(qkv, _Projection) and qkv.few_rows  # on CPU
     assert (qkv.kernel is not None) == (few_row_products != "mkl")
-    assert (decoding.state.fused is not None) == (few_row_products == "fused")
-    decoding.close()
+    assert (state.fused is not None) == (few_row_products == "fused")
 
-    free = HFGenerator(model, tokenizer).generate(
-        prompts, SamplingParams(max_new_tokens=20, seed=6, ignore_stop=True)
-    )
     # Rows that stop early leave the batch: fewer rows from then on.
-    params = SamplingParams(
-        max_new_tokens=20, seed=6, stop_token_ids=(free[0].token_ids[3], free[3].token_ids[9])
-    )
-    direct = HFGenerator(model, tokenizer).generate(prompts, params)
-    forward = HFGenerator(model, tokenizer, direct=False).generate(prompts, params)
-    assert [c.token_ids for c in direct] == [c.token_ids for c in forward]
+    direct = assert_decodes_like_forward(model, tokenizer, prompts, _stopping(model, tokenizer, prompts))
     assert {c.finish_reason for c in direct} == {"stop", "length"}
-    for ours, theirs in zip(direct, forward, strict=True):
-        torch.testing.assert_close(
-            torch.tensor(ours.logprobs), torch.tensor(theirs.logprobs), atol=1e-4, rtol=0
-        )
 
 
 def test_fused_decoding_with_every_bias_and_heads_past_the_lanes_matches_the_models_forward(
@@ -274,42 +240,49 @@ def test_fused_decoding_with_every_bias_and_heads_past_the_lanes_matches_the_mod
 ) -> None:
     """A Llama with biases on every projection and heads of 24 (a tail past the kernel's 16 lanes),
     three query heads per key/value head."""
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    config = LlamaConfig(
-        vocab_size=len(tokenizer),
+    model = _llama(
+        tokenizer,
         hidden_size=144,
         intermediate_size=200,
-        num_hidden_layers=2,
-        num_attention_heads=6,
-        num_key_value_heads=2,
+        heads=6,
+        kv_heads=2,
         attention_bias=True,
         mlp_bias=True,
-        tie_word_embeddings=True,
-        pad_token_id=tokenizer.pad_token_id,
     )
+    with torch.random.fork_rng(devices=[]), torch.no_grad():
+        torch.manual_seed(4)
+        for name, parameter in model.named_parameters():
+            if "norm" not in name:  # lively replies, and biases that matter
+                parameter.normal_(0.0, 0.3)
+    with torch_threads(1):
+        assert started(model, prompts[0], rows=2, budget=4).fused is not None
+        assert_decodes_like_forward(
+            model, tokenizer, prompts, SamplingParams(max_new_tokens=16, seed=8, ignore_stop=True)
+        )
+
+
+def _llama(
+    tokenizer: Any, *, hidden_size: int, intermediate_size: int, heads: int, kv_heads: int, **config: Any
+) -> Any:
+    """A 2-layer Llama of these shapes (and ``config``'s options), initialised from seed 4 (the global
+    RNG left as it was), in eval mode."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(4)
-        model = LlamaForCausalLM(config).eval()
-        with torch.no_grad():
-            for name, parameter in model.named_parameters():
-                if "norm" not in name:  # lively replies, and biases that matter
-                    parameter.normal_(0.0, 0.3)
-    runner = direct_model_or_reason(model)
-    assert isinstance(runner, DirectModel)
-    with torch_threads(1), torch.inference_mode():
-        prompt = torch.tensor([prompts[0]])
-        decoding, _ = runner.start(prompt, torch.ones_like(prompt), torch.tensor([0, 0]), 4)
-        assert decoding.state is not None and decoding.state.fused is not None
-    with torch_threads(1):
-        params = SamplingParams(max_new_tokens=16, seed=8, ignore_stop=True)
-        fused = HFGenerator(model, tokenizer).generate(prompts, params)
-        forward = HFGenerator(model, tokenizer, direct=False).generate(prompts, params)
-    assert [c.token_ids for c in fused] == [c.token_ids for c in forward]
-    for ours, theirs in zip(fused, forward, strict=True):
-        torch.testing.assert_close(
-            torch.tensor(ours.logprobs), torch.tensor(theirs.logprobs), atol=1e-4, rtol=0
-        )
+        return LlamaForCausalLM(
+            LlamaConfig(
+                vocab_size=len(tokenizer),
+                hidden_size=hidden_size,
+                intermediate_size=intermediate_size,
+                num_hidden_layers=2,
+                num_attention_heads=heads,
+                num_key_value_heads=kv_heads,
+                tie_word_embeddings=True,
+                pad_token_id=tokenizer.pad_token_id,
+                **config,
+            )
+        ).eval()
 
 
 def test_fused_decoding_of_layers_of_different_widths_matches_the_models_forward(
@@ -321,28 +294,22 @@ def test_fused_decoding_of_layers_of_different_widths_matches_the_models_forward
     mlp = model.model.layers[1].mlp
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(5)
-        mlp.gate_proj, mlp.up_proj = (
-            torch.nn.Linear(128, 2560, bias=False),
-            torch.nn.Linear(128, 2560, bias=False),
-        )
+        mlp.gate_proj = torch.nn.Linear(128, 2560, bias=False)
+        mlp.up_proj = torch.nn.Linear(128, 2560, bias=False)
         mlp.down_proj = torch.nn.Linear(2560, 128, bias=False)
     with torch_threads(1):
-        with torch.inference_mode():
-            prompt = torch.tensor([prompts[0]])
-            decoding, _ = DirectModel(model).start(prompt, torch.ones_like(prompt), torch.arange(8) * 0, 6)
-            assert decoding.state is not None and decoding.state.fused is not None
-        params = SamplingParams(max_new_tokens=12, seed=9, ignore_stop=True)
-        fused = HFGenerator(model, tokenizer).generate(prompts, params)
-        forward = HFGenerator(model, tokenizer, direct=False).generate(prompts, params)
-    assert [c.token_ids for c in fused] == [c.token_ids for c in forward]
+        assert started(model, prompts[0], rows=8, budget=6).fused is not None
+        assert_decodes_like_forward(
+            model, tokenizer, prompts, SamplingParams(max_new_tokens=12, seed=9, ignore_stop=True)
+        )
 
 
 def test_a_decoding_step_refuses_a_token_count_other_than_its_rows(
     tokenizer: Any, prompts: list[list[int]], few_row_products: str
 ) -> None:
     model = build_lively_model(tokenizer, seed=1, hidden_size=few_rows.MIN_IN_FEATURES)
+    prompt = torch.tensor([prompts[0]])
     with torch.inference_mode():
-        prompt = torch.tensor([prompts[0]])
         decoding, _ = DirectModel(model).start(
             prompt, torch.ones_like(prompt), torch.zeros(3, dtype=torch.long), 4
         )
@@ -359,17 +326,11 @@ def test_a_norm_weight_that_is_a_strided_view_keeps_torchs_operations(
     norm = model.model.layers[0].input_layernorm
     norm.weight = torch.nn.Parameter(torch.linspace(0.5, 1.5, 256)[::2])  # the C reads with stride 1
     with torch_threads(1):
-        with torch.inference_mode():
-            prompt = torch.tensor([prompts[0]])
-            decoding, _ = DirectModel(model).start(
-                prompt, torch.ones_like(prompt), torch.zeros(2, dtype=torch.long), 4
-            )
-            assert decoding.state is not None and decoding.state.fused is None
+        assert started(model, prompts[0], rows=2, budget=4).fused is None
         assert not direct.decodes_fused(DirectModel(model), 2, threads=1)
-        params = SamplingParams(max_new_tokens=12, seed=9, ignore_stop=True)
-        direct_replies = HFGenerator(model, tokenizer).generate(prompts, params)
-        forward = HFGenerator(model, tokenizer, direct=False).generate(prompts, params)
-    assert [c.token_ids for c in direct_replies] == [c.token_ids for c in forward]
+        assert_decodes_like_forward(
+            model, tokenizer, prompts, SamplingParams(max_new_tokens=12, seed=9, ignore_stop=True)
+        )
 
 
 def test_a_parameter_given_new_storage_while_decoding_is_read_where_the_decoding_started(
@@ -443,36 +404,18 @@ def test_packing_is_chosen_only_where_it_pays(tokenizer: Any, monkeypatch: pytes
 
 def test_decoding_on_packed_weights_matches_the_models_forward(tokenizer: Any) -> None:
     model = build_lively_model(tokenizer, seed=2, std=0.1, hidden_size=PACK_MIN_HIDDEN, num_layers=2)
-    runner = direct_model_or_reason(model)
-    assert isinstance(runner, DirectModel)
     ids = [tokenizer.encode(text) for text in TEXTS]
     prompts = [ids[i % len(ids)] for i in range(few_rows.MAX_ROWS + 2)]  # more rows than the kernel takes
-    with torch.inference_mode():
-        prompt = torch.tensor([prompts[0]])
-        rows = torch.zeros(len(prompts), dtype=torch.long)
-        decoding, _ = runner.start(prompt, torch.ones_like(prompt), rows, PACK_MIN_TOKENS)
-    assert decoding.state is not None
-    for projection in (decoding.state.weights.layers[1].down, decoding.state.weights.lm_head):
+    state = started(model, prompts[0], rows=len(prompts), budget=PACK_MIN_TOKENS)
+    for projection in (state.weights.layers[1].down, state.weights.lm_head):
         assert isinstance(projection, _Projection) and projection.packed is not None
-    decoding.close()
 
-    free = HFGenerator(model, tokenizer).generate(
-        prompts, SamplingParams(max_new_tokens=24, seed=7, ignore_stop=True)
+    assert_decodes_like_forward(
+        model, tokenizer, prompts, SamplingParams(max_new_tokens=24, seed=7, ignore_stop=True)
     )
-    for params in (
-        SamplingParams(max_new_tokens=24, seed=7, ignore_stop=True),
-        # Rows that stop early leave the batch: fewer rows on the packed weights from then on.
-        SamplingParams(
-            max_new_tokens=24, seed=7, stop_token_ids=(free[0].token_ids[5], free[3].token_ids[11])
-        ),
-    ):
-        packed = HFGenerator(model, tokenizer).generate(prompts, params)
-        forward = HFGenerator(model, tokenizer, direct=False).generate(prompts, params)
-        assert [c.token_ids for c in packed] == [c.token_ids for c in forward]
-        for ours, theirs in zip(packed, forward, strict=True):
-            torch.testing.assert_close(
-                torch.tensor(ours.logprobs), torch.tensor(theirs.logprobs), atol=1e-4, rtol=0
-            )
+    # Rows that stop early leave the batch: fewer rows on the packed weights from then on.
+    stopping = _stopping(model, tokenizer, prompts, budget=24, seed=7)
+    packed = assert_decodes_like_forward(model, tokenizer, prompts, stopping)
     assert {c.finish_reason for c in packed} == {"stop", "length"}
 
 
@@ -480,18 +423,9 @@ def test_decoding_on_packed_weights_matches_the_models_forward(tokenizer: Any) -
 def test_decodes_fused_foretells_what_a_decoding_does(
     tokenizer: Any, prompts: list[list[int]], layout: str
 ) -> None:
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    config = LlamaConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=128,
-        intermediate_size=256,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        attention_bias=True,
+    model = _llama(
+        tokenizer, hidden_size=128, intermediate_size=256, heads=4, kv_heads=2, attention_bias=True
     )
-    model = LlamaForCausalLM(config).eval()
     attention = model.model.layers[1].self_attn
     if layout == "q weight transposed":  # q, k and v are copied into one weight: still fused
         attention.q_proj.weight = torch.nn.Parameter(attention.q_proj.weight.detach().t().contiguous().t())
@@ -499,14 +433,8 @@ def test_decodes_fused_foretells_what_a_decoding_does(
         attention.o_proj.bias = torch.nn.Parameter(torch.zeros(256)[::2])
     elif layout == "norm strided":
         model.model.layers[1].input_layernorm.weight = torch.nn.Parameter(torch.ones(256)[::2])
-    runner = DirectModel(model)
-    prompt = torch.tensor([prompts[0]])
-    with torch_threads(1), torch.inference_mode():
+    with torch_threads(1):
         for rows in (1, few_rows.MAX_ROWS, few_rows.MAX_ROWS + 1):
-            decoding, _ = runner.start(
-                prompt, torch.ones_like(prompt), torch.zeros(rows, dtype=torch.long), 2
-            )
-            assert decoding.state is not None
-            fused = decoding.state.fused is not None
-            assert direct.decodes_fused(runner, rows, threads=1) == fused
+            fused = started(model, prompts[0], rows=rows, budget=2).fused is not None
+            assert direct.decodes_fused(DirectModel(model), rows, threads=1) == fused
             assert fused == (layout in ("as built", "q weight transposed") and rows <= few_rows.MAX_ROWS)

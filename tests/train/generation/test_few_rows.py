@@ -231,6 +231,29 @@ def test_decoding_uses_it_for_wide_float32_weights_without_gradients_on_few_thre
     assert [path.suffix for path in (tmp_path / "mrlm").iterdir()] == [".so"]
 
 
+def _decode_layer(
+    heads: int,
+    kv_heads: int,
+    head_dim: int,
+    hidden: int,
+    intermediate: int,
+    eps: float = 1e-6,
+    weights: dict[str, torch.Tensor | None] | None = None,
+) -> few_rows.DecodeLayer:
+    """The C description of a layer of these shapes over ``weights`` (by the struct's field names;
+    the caller keeps them alive; those left out are null)."""
+    pointers = {name: None if t is None else t.data_ptr() for name, t in (weights or {}).items()}
+    return few_rows.DecodeLayer(
+        hidden=hidden,
+        heads=heads,
+        kv_heads=kv_heads,
+        head_dim=head_dim,
+        intermediate=intermediate,
+        eps=eps,
+        **pointers,
+    )
+
+
 def _reference_layer_step(
     hidden: torch.Tensor,
     weights: dict[str, torch.Tensor | None],
@@ -302,18 +325,7 @@ def test_a_decode_layer_step_is_the_layer_computed_head_by_head(
         weights[name] = draw(*shape)
         weights[f"{name}_bias"] = draw(shape[0]) if with_bias else None
 
-    def pointer(tensor: torch.Tensor | None) -> int | None:
-        return None if tensor is None else tensor.data_ptr()
-
-    layer = few_rows.DecodeLayer(
-        hidden=width,
-        heads=heads,
-        kv_heads=kv_heads,
-        head_dim=head_dim,
-        intermediate=intermediate,
-        eps=eps,
-        **{name: pointer(tensor) for name, tensor in weights.items()},
-    )
+    layer = _decode_layer(heads, kv_heads, head_dim, width, intermediate, eps, weights)
     for rows in (1, 3, MAX_ROWS):
         slot = 7
         hidden = draw(rows, width, scale=1.0)
@@ -345,7 +357,7 @@ def test_a_decode_layer_step_is_the_layer_computed_head_by_head(
 
 
 def test_a_decode_layer_refuses_rows_and_slots_out_of_range(kernel: FewRowsKernel) -> None:
-    layer = few_rows.DecodeLayer(hidden=16, heads=2, kv_heads=1, head_dim=8, intermediate=8, eps=1e-6)
+    layer = _decode_layer(2, 1, 8, hidden=16, intermediate=8)  # no weights: refused before reading them
     scratch = kernel.decode_scratch(layer, MAX_ROWS + 1, 4)
     keys = torch.zeros(MAX_ROWS + 1, 1, 4, 8)
     for rows, slot in [(0, 0), (MAX_ROWS + 1, 0), (1, 4), (1, -1)]:
@@ -374,15 +386,7 @@ def test_too_small_a_scratch_is_refused(kernel: FewRowsKernel) -> None:
     shapes = {"qkv": (32, 16), "o": (16, 16), "gate": (8, 16), "up": (8, 16), "down": (16, 8)}
     weights = {name: torch.ones(shape) for name, shape in shapes.items()}
     weights |= {"input_norm": torch.ones(16), "post_norm": torch.ones(16)}
-    layer = few_rows.DecodeLayer(
-        hidden=16,
-        heads=2,
-        kv_heads=1,
-        head_dim=8,
-        intermediate=8,
-        eps=1e-6,
-        **{name: tensor.data_ptr() for name, tensor in weights.items()},
-    )
+    layer = _decode_layer(2, 1, 8, hidden=16, intermediate=8, weights=dict(weights))
     needed = kernel.decode_scratch(layer, 2, 4).numel()
     keys, hidden, rotation, mask = (
         torch.zeros(2, 1, 4, 8),

@@ -8,9 +8,9 @@ import pytest
 import torch
 
 from mrlm.train.generation import HFGenerator, SamplingParams, few_rows
-from mrlm.train.generation.direct import DirectModel
 from mrlm.train.generation.joint import JOINT_MAX_ROWS, generate_jointly, joint_reason
 from mrlm.train.tiny import build_tiny_model
+from tests.train.generation.decodings import started, torch_threads
 from tests.train.generation.lively import build_lively_model
 
 PROMPTS = [[[5, 6, 7, 8], [9, 10], [5, 6, 7, 8]], [[11, 12, 13, 14, 15, 16, 17], [18], [19, 20, 21]]]
@@ -110,14 +110,12 @@ def test_models_that_each_decode_fused_go_side_by_side(
     models = [build_tiny_model(tokenizer, seed=s, hidden_size=few_rows.MIN_IN_FEATURES) for s in (1, 2)]
     pair = [HFGenerator(m, tokenizer) for m in models]
     same = [SamplingParams(max_new_tokens=4, seed=1), SamplingParams(max_new_tokens=4, seed=2)]
-    before = torch.get_num_threads()
-    try:
-        torch.set_num_threads(2)  # one each, side by side
+    with torch_threads(2):  # one each, side by side
         assert "fused" in joint_reason(pair, PROMPTS, same)
         torch.set_num_threads(1)  # as each runs then: the decoding fuses, as promised
         for model in models:
-            assert _fused_start(model, len(PROMPTS[0]))
-        assert not _fused_start(models[0], few_rows.MAX_ROWS + 1)
+            assert started(model, PROMPTS[0][0], rows=len(PROMPTS[0]), budget=2).fused is not None
+        assert started(models[0], PROMPTS[0][0], rows=few_rows.MAX_ROWS + 1, budget=2).fused is None
         more = [[[5, 6]] * (few_rows.MAX_ROWS + 1)] * 2  # more rows than the kernel takes
         assert joint_reason(pair, more, same) == ""
         torch.set_num_threads(4)  # two each: the kernel takes up to TWO_THREAD_ROWS rows
@@ -126,16 +124,3 @@ def test_models_that_each_decode_fused_go_side_by_side(
         torch.set_num_threads(2)
         monkeypatch.setattr(few_rows, "kernel_rows", lambda weight, threads=None: 0)  # no compiler
         assert joint_reason(pair, PROMPTS, same) == ""
-    finally:
-        torch.set_num_threads(before)
-
-
-def _fused_start(model: Any, rows: int) -> bool:
-    """Whether a decoding of ``rows`` rows started now runs fused."""
-    with torch.inference_mode():
-        prompt = torch.tensor([PROMPTS[0][0]])
-        decoding, _ = DirectModel(model).start(
-            prompt, torch.ones_like(prompt), torch.zeros(rows, dtype=torch.long), 2
-        )
-    assert decoding.state is not None
-    return decoding.state.fused is not None
