@@ -380,6 +380,11 @@ def test_a_normed_product_normalises_the_rows_first(kernel: FewRowsKernel, with_
         expected = normed @ weight.double().t() + (0.0 if bias is None else bias.double())
         out = kernel.normed_product(x, norm, eps, weight, bias, torch.empty(rows * k))
         torch.testing.assert_close(out.double(), expected, rtol=1e-5, atol=1e-5 * k**0.5)
+        view = x.t().contiguous().t()  # the same values, column-major: read as its values
+        assert not view.is_contiguous() or rows == 1
+        torch.testing.assert_close(
+            kernel.normed_product(view, norm, eps, weight, bias, torch.empty(rows * k)), out
+        )
 
 
 def test_too_small_a_scratch_is_refused(kernel: FewRowsKernel) -> None:

@@ -163,6 +163,7 @@ class FewRowsKernel:
         an output projection in one call), without checks: as :meth:`product`, with ``norm`` ``[k]``
         contiguous; ValueError when the C function refuses the rows or too small a ``scratch``
         (it needs as many floats as ``x``)."""
+        x = x.contiguous()
         out = torch.empty((x.shape[0], weight.shape[0]), dtype=torch.float32, device="cpu")
         refused = self._normed(
             x.shape[0],
@@ -177,10 +178,7 @@ class FewRowsKernel:
             scratch.data_ptr(),
             scratch.numel(),
         )
-        if refused:
-            raise ValueError(
-                f"the normed product refused {x.shape[0]} rows of {x.shape[1]} (scratch {scratch.numel()})"
-            )
+        _check(refused, f"the normed product refused {x.shape[0]} rows of {x.shape[1]}", scratch)
         return out
 
     def decode_scratch(self, layer: DecodeLayer, rows: int, slots: int) -> torch.Tensor:
@@ -219,11 +217,17 @@ class FewRowsKernel:
             scratch.data_ptr(),
             scratch.numel(),
         )
-        if refused:
-            raise ValueError(
-                f"the decode layer refused {hidden.shape[0]} rows at slot {slot} of {keys.shape[2]} "
-                f"(scratch {scratch.numel()})"
-            )
+        _check(
+            refused,
+            f"the decode layer refused {hidden.shape[0]} rows at slot {slot} of {keys.shape[2]}",
+            scratch,
+        )
+
+
+def _check(refused: int, message: str, scratch: torch.Tensor) -> None:
+    """ValueError with ``message`` when a C function refused its arguments (returned non-zero)."""
+    if refused:
+        raise ValueError(f"{message} (scratch of {scratch.numel()} floats)")
 
 
 class DecodeLayer(ctypes.Structure):
