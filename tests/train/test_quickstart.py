@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import mrlm.envs
 from mrlm.train.cli import main
+from mrlm.train.generation.base import SamplingParams
 from mrlm.train.quickstart import QuickstartConfig, demonstration, easy_problems
+from mrlm.train.rollout import Policy, RolloutEngine
+from tests.train.rollout.scripted_multi import DigitGenerator
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -149,20 +153,29 @@ def test_the_multi_agent_quickstart_runs_with_tiny_budgets(
     assert "temperature: 0.7" in magrpo_config
 
 
-def test_every_team_demonstration_earns_the_team_reward(tmp_path: Path) -> None:
+def test_every_team_demonstration_earns_the_team_reward(tmp_path: Path, tokenizer: Any) -> None:
     """The SFT data is right: both agents' demonstrations, replayed in the env, solve the task, and
-    each chat opens with the system prompt a rollout gives that agent."""
+    each chat opens with the system prompt a rollout gives that agent playing its own model."""
     from mrlm.train.quickstart_team import TEAM_ENV_ID, TEAM_ENV_KWARGS, write_team_demonstrations
 
     path = write_team_demonstrations(range(20), tmp_path / "demos.jsonl")
     chats = [json.loads(line)["messages"] for line in path.read_text().splitlines()]
+    # The rollout the trained agents play (quickstart_team.evaluate_team's): one policy per agent.
+    policies = {agent: Policy(DigitGenerator(tokenizer), tokenizer) for agent in ("first", "second")}
+    with RolloutEngine(
+        TEAM_ENV_ID,
+        policies,
+        sampling=SamplingParams(max_new_tokens=4),
+        kind="parallel",
+        env_kwargs=TEAM_ENV_KWARGS,
+    ) as engine:
+        opened = {(row.seed, row.agent): row.messages[0] for row in engine.collect(list(range(20)))}
     env = mrlm.envs.make(TEAM_ENV_ID, kind="parallel", **TEAM_ENV_KWARGS)
     for seed in range(20):
         observations, _ = env.reset(seed=seed)
         first, second = chats[2 * seed], chats[2 * seed + 1]
-        assert first[0]["content"].endswith("You are first.") and second[0]["content"].endswith(
-            "You are second."
-        )
+        assert (first[0], second[0]) == (opened[seed, "first"], opened[seed, "second"])
+        assert "You are first." not in first[0]["content"]  # an agent's own model needs no name
         assert (first[1]["content"], second[1]["content"]) == (
             observations["first"]["text"],
             observations["second"]["text"],

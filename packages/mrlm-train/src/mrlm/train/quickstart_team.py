@@ -103,8 +103,8 @@ def check_team_settings(config: QuickstartConfig) -> None:
 
 
 def write_team_demonstrations(seeds: range, path: Path) -> Path:
-    """One chat per seed and agent: the agent's system prompt as a rollout opens it (the env's, then
-    the agent's name), the agent's question, and the env's demonstration reply for it."""
+    """One chat per seed and agent: the agent's system prompt as a rollout opens it for an agent
+    playing its own model (the env's), the agent's question, and the env's demonstration reply for it."""
     import mrlm.envs
 
     env = mrlm.envs.make(TEAM_ENV_ID, kind="parallel", **TEAM_ENV_KWARGS)
@@ -113,7 +113,7 @@ def write_team_demonstrations(seeds: range, path: Path) -> Path:
             observations, infos = env.reset(seed=seed)
             for agent in env.possible_agents:
                 messages = [
-                    {"role": "system", "content": default_system_prompt(agent, infos[agent])},
+                    {"role": "system", "content": default_system_prompt(agent, infos[agent], own_policy=True)},
                     {"role": "user", "content": observations[agent]["text"]},
                     {"role": "assistant", "content": env.unwrapped.demonstration(agent)},
                 ]

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 from mrlm.train.generation.base import Completion
 from mrlm.train.rollout.policies import PolicyTable
-from mrlm.train.rollout.prompts import SystemPrompt
+from mrlm.train.rollout.prompts import SystemPrompt, default_system_prompt
 from mrlm.train.rollout.rounds import Agent
 from mrlm.train.rollout.sampler import Request, generate_round
 from mrlm.train.rollout.seat import Seat
@@ -56,7 +56,9 @@ class Rollout:
     """The settings of one collect call."""
 
     table: PolicyTable
-    system_prompt: SystemPrompt
+    system_prompt: SystemPrompt | None
+    """None: :func:`~mrlm.train.rollout.prompts.default_system_prompt`, the agent named unless it plays
+    the policy named like it."""
     max_turns: int
     max_prompt_tokens: int | None
     step_workers: int
@@ -70,7 +72,11 @@ class Rollout:
     def open(self, seat: Seat, observation: str) -> bool:
         """Open ``seat``'s conversation with its system prompt and ``observation``; False when too long."""
         tokenizer = self.table[seat.policy].tokenizer
-        prompt = self.system_prompt(seat.agent, seat.reset_info)
+        if self.system_prompt is None:
+            own = seat.agent is not None and seat.policy == seat.agent
+            prompt = default_system_prompt(seat.agent, seat.reset_info, own_policy=own)
+        else:
+            prompt = self.system_prompt(seat.agent, seat.reset_info)
         return seat.open(tokenizer, prompt, observation, self.max_prompt_tokens)
 
     def generate(self, seats: Sequence[Seat], turn: int) -> list[Completion]:

@@ -37,7 +37,7 @@ from mrlm.train.rollout.errors import EnvFailedError, describe_seeds, raised_by_
 from mrlm.train.rollout.play_aec import play_aec
 from mrlm.train.rollout.play_rounds import play_rounds
 from mrlm.train.rollout.policies import DEFAULT_POLICY, AgentPolicies, Policy, PolicyTable
-from mrlm.train.rollout.prompts import SystemPrompt, default_system_prompt
+from mrlm.train.rollout.prompts import SystemPrompt
 from mrlm.train.rollout.rounds import Agent, round_env
 from mrlm.train.rollout.trajectory import Trajectory
 
@@ -72,8 +72,9 @@ class RolloutEngine:
         max_joint_actions: in ``cross`` mode, the most joint actions (``group_size ** agents``) a round
             may have; more raise ValueError.
         system_prompt: ``system_prompt(agent, reset_info)``, the system message opening each agent's
-            conversation (None for none); by default the env's ``system_prompt`` info, then for a named
-            agent ``You are <agent>.``.
+            conversation (it returns None for none); by default (None) the env's ``system_prompt``
+            info, then ``You are <agent>.`` for a named agent, except one playing the policy named like
+            it (its own model, always in the same role).
         env_kwargs: keyword arguments for the env id (not allowed with a factory).
         env_id: the id recorded in trajectories; defaults to the id, else the env's ``spec.id`` or class name.
         max_turns: replies per agent after which the engine truncates the episode (``"max_turns"``).
@@ -94,7 +95,7 @@ class RolloutEngine:
         kind: EnvKind | None = None,
         joint: JointMode = "align",
         max_joint_actions: int = 256,
-        system_prompt: SystemPrompt = default_system_prompt,
+        system_prompt: SystemPrompt | None = None,
         env_kwargs: Mapping[str, Any] | None = None,
         env_id: str | None = None,
         max_turns: int = 16,

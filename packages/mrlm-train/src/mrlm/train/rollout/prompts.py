@@ -1,8 +1,11 @@
 """The system prompt each agent's conversation opens with.
 
 A single-agent env's reset info may carry ``"system_prompt"``; it opens the conversation as is. In a
-multi-agent env the same holds per agent, and a line naming the agent follows it, so that one shared
-policy knows which role it plays (the envs' observations describe the role itself).
+multi-agent env the same holds per agent, and a line naming the agent follows it where one policy
+plays several agents, so that it knows which role it plays (the envs' observations describe the role
+itself). An agent playing a policy of its own (named like the agent: its own model or adapter) always
+plays the same role, and its conversation opens without that line, as a prompt written for one agent
+(a CoMLRL formatter's, say) reads.
 """
 
 from __future__ import annotations
@@ -14,10 +17,13 @@ from typing import Any
 SystemPrompt = Callable[[str | None, Mapping[str, Any]], str | None]
 
 
-def default_system_prompt(agent: str | None, reset_info: Mapping[str, Any]) -> str | None:
-    """The env's ``system_prompt`` from the agent's reset info, then ``You are <agent>.`` for a named agent."""
+def default_system_prompt(
+    agent: str | None, reset_info: Mapping[str, Any], *, own_policy: bool = False
+) -> str | None:
+    """The env's ``system_prompt`` from the agent's reset info, then ``You are <agent>.`` for a named
+    agent unless it plays a policy of its own (``own_policy``)."""
     given = reset_info.get("system_prompt")
     parts = [str(given)] if given else []
-    if agent is not None:
+    if agent is not None and not own_policy:
         parts.append(f"You are {agent}.")
     return "\n\n".join(parts) or None
