@@ -113,7 +113,10 @@ def write_team_demonstrations(seeds: range, path: Path) -> Path:
             observations, infos = env.reset(seed=seed)
             for agent in env.possible_agents:
                 messages = [
-                    {"role": "system", "content": default_system_prompt(agent, infos[agent], own_policy=True)},
+                    {
+                        "role": "system",
+                        "content": default_system_prompt(agent, infos[agent], own_policy=True),
+                    },
                     {"role": "user", "content": observations[agent]["text"]},
                     {"role": "assistant", "content": env.unwrapped.demonstration(agent)},
                 ]
