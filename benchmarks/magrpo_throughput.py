@@ -15,7 +15,8 @@ The work, at each model size:
 
 MRLM builds the task as a :class:`~mrlm.envs.DatasetTaskEnv` (records, one prompt formatter per
 agent, the team reward) and trains it with :func:`mrlm.train.algorithms.magrpo.train`
-(``policies="per_agent"``); its step times (``step_s``, ``rollout_s``) come from the run's
+(``policies="per_agent"``: each agent's prompt is its formatter's text in the chat template, the
+same tokens as CoMLRL's); its step times (``step_s``, ``rollout_s``) come from the run's
 ``metrics.jsonl``. CoMLRL runs ``MAGRPOTrainer`` through an anchor script given by
 ``--comlrl-anchor``, which builds the same workload, times it and writes its own JSON (the keys read
 from it are listed in the report as ``anchor_keys``); without that script the CoMLRL side is skipped

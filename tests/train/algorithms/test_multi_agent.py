@@ -236,3 +236,46 @@ def test_too_many_cross_joint_actions_are_refused_in_one_line_before_any_model_l
     (line,) = capsys.readouterr().err.splitlines()
     assert "8 samples for each of 4 agents make 4096 joint actions per round" in line
     assert line.endswith("(group_size at most 4 with 4 agents); lower group_size or use joint='align'")
+
+
+@pytest.mark.parametrize("policies", ["shared", "per_agent", "lora"])
+def test_each_agent_s_own_model_gets_its_formatter_s_prompt_as_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, policies: str
+) -> None:
+    """A ported CoMLRL run: with one model (or adapter) per agent, each prompt is the agent's formatter text in
+    the chat template and nothing else, the tokens CoMLRL renders; a shared model is told its role."""
+    import mrlm.train.rollout.context as context
+    from mrlm.envs import DatasetTaskEnv
+
+    prompts: list[tuple[str, tuple[int, ...]]] = []
+    generate_round = context.generate_round
+
+    def recording(table: Any, requests: Any, call: int, turn: int) -> Any:
+        prompts.extend((policy, tuple(ids)) for policy, ids in requests)
+        return generate_round(table, requests, call, turn)
+
+    monkeypatch.setattr(context, "generate_round", recording)
+    records = [{"q": "cats"}, {"q": "dogs"}]
+    formatters = [lambda r: f"Summarise {r['q']}.", lambda r: f"Expand on {r['q']}."]
+
+    def make_env() -> DatasetTaskEnv:
+        return DatasetTaskEnv(records, formatters=formatters, reward=lambda replies, r: 1.0)
+
+    run = RunConfig(output_dir=str(tmp_path / "run"), max_steps=1, progress_bar=False)
+    final = magrpo.train(_small(tmp_path / "run", policies=policies, run=run), env=make_env)
+    tokenizer = AutoTokenizer.from_pretrained(final if policies == "shared" else final / "agent_0")
+
+    def rendered(text: str) -> tuple[int, ...]:  # as CoMLRL does: the template's text, then its tokens
+        chat = tokenizer.apply_chat_template(
+            [{"role": "user", "content": text}], tokenize=False, add_generation_prompt=True
+        )
+        return tuple(tokenizer(chat, add_special_tokens=False)["input_ids"])
+
+    formatted = {(f"agent_{k}", rendered(f(r))) for k, f in enumerate(formatters) for r in records}
+    assert prompts
+    for policy, ids in prompts:
+        if policies != "shared":  # its own model or adapter
+            assert (policy, ids) in formatted
+        else:
+            assert all(ids != expected for _, expected in formatted)
+            assert "You are agent_" in tokenizer.decode(ids)
