@@ -160,8 +160,10 @@ def test_every_team_demonstration_earns_the_team_reward(tmp_path: Path, tokenize
 
     path = write_team_demonstrations(range(20), tmp_path / "demos.jsonl")
     chats = [json.loads(line)["messages"] for line in path.read_text().splitlines()]
-    # The rollout the trained agents play (quickstart_team.evaluate_team's): one policy per agent.
-    policies = {agent: Policy(DigitGenerator(tokenizer), tokenizer) for agent in ("first", "second")}
+    # The rollout the trained agents play (evaluate_team's, MAGRPO's): each agent its own model.
+    policies = {
+        agent: Policy(DigitGenerator(tokenizer), tokenizer, agent=agent) for agent in ("first", "second")
+    }
     with RolloutEngine(
         TEAM_ENV_ID,
         policies,

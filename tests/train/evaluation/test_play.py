@@ -197,3 +197,41 @@ def test_counted_uses_the_plural_unless_the_count_is_one() -> None:
         "2 trajectories",
     ]
     assert counted(1, "task") == "1 task" and counted(5, "task") == "5 tasks"
+
+
+def test_a_model_marked_as_an_agent_s_own_opens_that_agent_s_conversations_as_in_training(
+    saved_dir: Path, tmp_path: Path
+) -> None:
+    """A per_agent run's final/<agent>/ records its agent: evaluated for that agent (through
+    --model or --agent-models) it plays without the line naming the agent; for another agent, and
+    any unmarked model, with it."""
+    import shutil
+
+    from mrlm.train.policy import mark_own_agent, own_agent
+
+    first, second = tmp_path / "first", tmp_path / "second"
+    for agent, directory in (("first", first), ("second", second)):
+        shutil.copytree(saved_dir, directory)
+        mark_own_agent(directory, agent)
+    assert (own_agent(str(first)), own_agent(str(saved_dir)), own_agent("tiny")) == ("first", None, None)
+    team = {"mrlm/TeamSum-v0": ["first", "second"]}
+    sampling = SamplingParams(max_new_tokens=2, temperature=0.0)
+    spec = EnvSpec("mrlm/TeamSum-v0", "mrlm/TeamSum-v0")
+
+    def openings(model: Path, agent_models: dict[str, str]) -> dict[str | None, bool]:
+        players = load_players(str(model), agent_models, team, device="cpu")
+        rows = play_episodes([spec], players, [3], 1, sampling, kind="parallel")
+        return {row.agent: row.messages[0]["content"].endswith(f"You are {row.agent}.") for row in rows}
+
+    assert openings(first, {"second": str(second)}) == {"first": False, "second": False}
+    assert openings(first, {}) == {"first": False, "second": True}  # first's model plays second too
+    assert openings(saved_dir, {"second": str(second)}) == {"first": True, "second": False}
+
+
+def test_a_record_that_names_no_agent_is_warned_about(tmp_path: Path) -> None:
+    from mrlm.train.policy import OWN_AGENT_FILE, own_agent
+
+    for text in ("not json", '{"agent": 3}', "[1]"):
+        (tmp_path / OWN_AGENT_FILE).write_text(text)
+        with pytest.warns(UserWarning, match="names no agent"):
+            assert own_agent(str(tmp_path)) is None

@@ -172,39 +172,42 @@ def test_custom_system_prompts(tokenizer: Any) -> None:
     ).collect([0])
     assert rows[0].messages[0]["content"].startswith("Team member p0, topic ")
     assert rows[1].messages[0]["role"] == "user"
-    # A given prompt gets every agent's name, whoever's policy it plays.
-    own = {agent: Policy(DigitGenerator(tokenizer), tokenizer) for agent in ("p0", "p1")}
+    # A given prompt gets every agent's name, its own model's too.
+    own = {agent: Policy(DigitGenerator(tokenizer), tokenizer, agent=agent) for agent in ("p0", "p1")}
     rows = RolloutEngine(Coordinate, own, sampling=PARAMS, system_prompt=prompt).collect([0])
     assert rows[0].messages[0]["content"].startswith("Team member p0, topic ")
 
 
-def test_an_agent_is_named_where_its_policy_plays_other_agents_too(tokenizer: Any) -> None:
+def test_an_agent_is_named_unless_its_policy_is_its_own_model(tokenizer: Any) -> None:
     def openings(engine: RolloutEngine) -> dict[str | None, str]:
         return {row.agent: row.messages[0]["content"] for row in engine.collect([0])}
 
-    def policy() -> Policy:
-        return Policy(DigitGenerator(tokenizer), tokenizer)
+    def policy(agent: str | None = None) -> Policy:
+        return Policy(DigitGenerator(tokenizer), tokenizer, agent=agent)
 
     named = {"p0": "Name a digit.\n\nYou are p0.", "p1": "Name a digit.\n\nYou are p1."}
     # One policy plays both agents: the line tells it which one it is.
     assert openings(RolloutEngine(Coordinate, DigitGenerator(tokenizer), tokenizer, PARAMS)) == named
-    # Policies of other names, one per agent (a player and its opponent): the line stays.
+    # One policy per agent, a player and its opponent, even named like the agents: the line stays.
     mapped = RolloutEngine(
         Coordinate, {"a": policy(), "b": policy()}, sampling=PARAMS, agent_policies={"p0": "a", "p1": "b"}
     )
     assert openings(mapped) == named
-    # Each agent plays the policy named like it, its own model: the env's prompt alone.
-    own = RolloutEngine(Coordinate, {"p0": policy(), "p1": policy()}, sampling=PARAMS)
+    assert openings(RolloutEngine(Coordinate, {"p0": policy(), "p1": policy()}, sampling=PARAMS)) == named
+    # Each agent's own model: the env's prompt alone.
+    own = RolloutEngine(Coordinate, {"p0": policy("p0"), "p1": policy("p1")}, sampling=PARAMS)
     assert openings(own) == {"p0": "Name a digit.", "p1": "Name a digit."}
-    # A mix: p0 plays its own policy, p1 a shared one.
+    # A mix: p0 plays its own model, p1 and p2 one shared model, which p1 once trained alone.
     mixed = RolloutEngine(
         lambda: Coordinate(num_agents=3),
-        {"p0": policy(), "team": policy()},
+        {"p0": policy("p0"), "team": policy("p1")},
         sampling=PARAMS,
         agent_policies={"p0": "p0", "p1": "team", "p2": "team"},
     )
-    assert openings(mixed) == {"p0": "Name a digit."} | {
-        agent: f"Name a digit.\n\nYou are {agent}." for agent in ("p1", "p2")
+    assert openings(mixed) == {
+        "p0": "Name a digit.",
+        "p1": "Name a digit.",
+        "p2": "Name a digit.\n\nYou are p2.",
     }
 
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import json
 import os
 import warnings
 from collections.abc import Mapping, Sequence
@@ -135,6 +136,34 @@ def load_policy(config: ModelConfig, *, chat: bool = False, seed: int | None = N
     if config.lora_r > 0:
         model = _apply_lora(model, config, seed)
     return model, tokenizer
+
+
+#: The file in a saved model's directory that names the agent whose own model it is.
+OWN_AGENT_FILE = "mrlm_agent.json"
+
+
+def mark_own_agent(directory: str | Path, agent: str) -> None:
+    """Record in ``directory`` (a saved model) that it is ``agent``'s own model, trained to play
+    that agent alone, so that playing it later opens its conversations as in training (see
+    :mod:`mrlm.train.rollout.prompts`)."""
+    Path(directory, OWN_AGENT_FILE).write_text(json.dumps({"agent": agent}) + "\n", encoding="utf-8")
+
+
+def own_agent(name_or_path: str) -> str | None:
+    """The agent whose own model ``name_or_path`` is, as :func:`mark_own_agent` recorded it; None
+    for a model of any agent (no record, a Hub id, ``tiny``). A record that does not read as one
+    is warned about and taken as none."""
+    path = Path(name_or_path, OWN_AGENT_FILE)
+    if not path.is_file():
+        return None
+    try:
+        agent = json.loads(path.read_text(encoding="utf-8")).get("agent")
+    except (OSError, ValueError, AttributeError) as error:
+        agent = error
+    if not isinstance(agent, str):
+        warnings.warn(f"{path} names no agent ({agent!r}): the model is played as any agent's", stacklevel=2)
+        return None
+    return agent
 
 
 def check_agent_models(agent_models: Mapping[str, object]) -> None:

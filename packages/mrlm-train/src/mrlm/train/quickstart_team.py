@@ -130,7 +130,7 @@ def evaluate_team(agent_models: dict[str, Path], seeds: range, max_new_tokens: i
     policies = {}
     for agent, directory in agent_models.items():
         model, tokenizer = load_policy(ModelConfig(name_or_path=str(directory)))
-        policies[agent] = Policy(HFGenerator(model, tokenizer), tokenizer)
+        policies[agent] = Policy(HFGenerator(model, tokenizer), tokenizer, agent=agent)
     sampling = SamplingParams(max_new_tokens=max_new_tokens, temperature=0.0)
     with RolloutEngine(
         TEAM_ENV_ID, policies, sampling=sampling, kind="parallel", env_kwargs=TEAM_ENV_KWARGS

@@ -325,7 +325,8 @@ def train(config: MultiAgentConfig, estimator: Estimator, *, env: EnvFactory | N
                 )
         tokenizer = tokenizers[SHARED] if config.policies == "shared" else tokenizers
         # final/<agent>/ for every agent with a model of its own, even an env's only agent.
-        return session.save_final(tokenizer, by_name=config.policies != "shared")
+        own = () if config.policies == "shared" else list(tokenizers)
+        return session.save_final(tokenizer, by_name=config.policies != "shared", own_agents=own)
 
 
 def run_env(config: MultiAgentConfig, env: EnvFactory | None) -> EnvFactory:
@@ -411,7 +412,12 @@ def rollout_engine(
     seeded per process, reproducible from ``run.seed``."""
     sampling = run_sampling(config, session)
     policies = {
-        name: Policy(HFGenerator(causal_lm(session.unwrapped(name)), tokenizer), tokenizer)
+        # Each agent's own model (per_agent, lora) opens its conversations without naming it.
+        name: Policy(
+            HFGenerator(causal_lm(session.unwrapped(name)), tokenizer),
+            tokenizer,
+            agent=None if config.policies == "shared" else name,
+        )
         for name, tokenizer in tokenizers.items()
     }
     return RolloutEngine(

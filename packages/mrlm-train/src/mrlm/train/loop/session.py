@@ -55,7 +55,7 @@ import math
 import threading
 import time
 import warnings
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Protocol
@@ -94,6 +94,7 @@ from mrlm.train.loop.rng import capture_rng_state, restore_rng_state, seed_every
 from mrlm.train.loop.serialize import to_plain, to_yaml
 from mrlm.train.loop.signals import signals_held
 from mrlm.train.loop.trackers import check_trackers, flatten
+from mrlm.train.policy import mark_own_agent
 
 CONFIG_FILE = "config.yaml"
 FINAL_DIR = "final"
@@ -799,16 +800,23 @@ class TrainingSession:
     def _checkpoint_parts(self) -> dict[str, tuple[torch.nn.Module, torch.optim.Optimizer]]:
         return {name: (t.unwrapped, t.optimizer) for name, t in self._trained.items()}
 
-    def save_final(self, tokenizer: Any | Mapping[str, Any] | None = None, *, by_name: bool = False) -> Path:
+    def save_final(
+        self,
+        tokenizer: Any | Mapping[str, Any] | None = None,
+        *,
+        by_name: bool = False,
+        own_agents: Collection[str] = (),
+    ) -> Path:
         """Write the trained models (and tokenizer) with ``save_pretrained``; return ``output_dir/final``.
 
         One trainable model goes to ``final/`` itself (to ``final/<name>/`` with ``by_name``, as a run
         with one model per agent writes even its only agent's); several go each to ``final/<name>/``, the
         tokenizer beside each (or each model's own, given as a mapping by model name). Every directory loads with plain transformers (the class its config
         names: ``AutoModelForCausalLM`` for a policy, ``AutoModelForTokenClassification`` for a
-        value model of :mod:`mrlm.train.value`), or with peft for adapters. Under FSDP the full
-        weights are gathered to the main process first. Replaces an earlier final directory
-        atomically. Collective.
+        value model of :mod:`mrlm.train.value`), or with peft for adapters. Each model named in
+        ``own_agents`` is that agent's own policy: its directory records so
+        (:func:`~mrlm.train.policy.mark_own_agent`). Under FSDP the full weights are gathered to the
+        main process first. Replaces an earlier final directory atomically. Collective.
         """
         states = {
             name: full_state_dict(t.model) if self.strategy == "fsdp" else None
@@ -833,6 +841,8 @@ class TrainingSession:
                 own = tokenizer.get(name) if isinstance(tokenizer, Mapping) else tokenizer
                 if own is not None:
                     own.save_pretrained(target)
+                if name in own_agents:
+                    mark_own_agent(target, name)
             fsync_tree(temporary)
             trash = self.output_dir / f"{ckpt.TRASH_PREFIX}{FINAL_DIR}"
             remove_tree(trash)

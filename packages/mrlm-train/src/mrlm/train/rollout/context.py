@@ -57,8 +57,8 @@ class Rollout:
 
     table: PolicyTable
     system_prompt: SystemPrompt | None
-    """None: :func:`~mrlm.train.rollout.prompts.default_system_prompt`, the agent named unless it plays
-    the policy named like it."""
+    """None: :func:`~mrlm.train.rollout.prompts.default_system_prompt`, the agent named unless its
+    policy is its own model (``Policy.agent``)."""
     max_turns: int
     max_prompt_tokens: int | None
     step_workers: int
@@ -73,7 +73,7 @@ class Rollout:
         """Open ``seat``'s conversation with its system prompt and ``observation``; False when too long."""
         tokenizer = self.table[seat.policy].tokenizer
         if self.system_prompt is None:
-            own = seat.agent is not None and seat.policy == seat.agent
+            own = seat.agent is not None and self.table[seat.policy].agent == seat.agent
             prompt = default_system_prompt(seat.agent, seat.reset_info, own_policy=own)
         else:
             prompt = self.system_prompt(seat.agent, seat.reset_info)

@@ -25,6 +25,7 @@ Rows come group-contiguous and seed-major: for each seed, its groups (agents in 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
@@ -73,8 +74,8 @@ class RolloutEngine:
             may have; more raise ValueError.
         system_prompt: ``system_prompt(agent, reset_info)``, the system message opening each agent's
             conversation (it returns None for none); by default (None) the env's ``system_prompt``
-            info, then ``You are <agent>.`` for a named agent, except one playing the policy named like
-            it (its own model, always in the same role).
+            info, then ``You are <agent>.`` for a named agent, except one whose policy is its own model
+            (``Policy.agent``, always in the same role).
         env_kwargs: keyword arguments for the env id (not allowed with a factory).
         env_id: the id recorded in trajectories; defaults to the id, else the env's ``spec.id`` or class name.
         max_turns: replies per agent after which the engine truncates the episode (``"max_turns"``).
@@ -282,9 +283,7 @@ class RolloutEngine:
 def _policies(generator: Generator | Mapping[str, Policy], tokenizer: Any) -> dict[str, Policy]:
     if isinstance(generator, Mapping):
         return {
-            name: policy
-            if policy.tokenizer is not None
-            else Policy(policy.generator, tokenizer, policy.sampling)
+            name: policy if policy.tokenizer is not None else dataclasses.replace(policy, tokenizer=tokenizer)
             for name, policy in generator.items()
         }
     if tokenizer is None:

@@ -1,11 +1,12 @@
 """The system prompt each agent's conversation opens with.
 
 A single-agent env's reset info may carry ``"system_prompt"``; it opens the conversation as is. In a
-multi-agent env the same holds per agent, and a line naming the agent follows it where one policy
-plays several agents, so that it knows which role it plays (the envs' observations describe the role
-itself). An agent playing a policy of its own (named like the agent: its own model or adapter) always
-plays the same role, and its conversation opens without that line, as a prompt written for one agent
-(a CoMLRL formatter's, say) reads.
+multi-agent env the same holds per agent, and a line naming the agent follows it, so that a model
+playing several agents knows which role it plays (the envs' observations describe the role itself).
+An agent's own model (``Policy.agent``: trained to play that agent alone, as ``policies="per_agent"``
+and ``"lora"`` train them, and recorded in their final directories, see
+:func:`~mrlm.train.policy.own_agent`) always plays the same role: its conversation opens without
+that line, as a prompt written for one agent (a CoMLRL formatter's, say) reads.
 """
 
 from __future__ import annotations
@@ -21,7 +22,9 @@ def default_system_prompt(
     agent: str | None, reset_info: Mapping[str, Any], *, own_policy: bool = False
 ) -> str | None:
     """The env's ``system_prompt`` from the agent's reset info, then ``You are <agent>.`` for a named
-    agent unless it plays a policy of its own (``own_policy``)."""
+    agent unless its model is its own (``own_policy``). The engine's default (``system_prompt=None``)
+    passes ``own_policy`` from the agent's policy; given as ``system_prompt=`` itself, it names every
+    agent."""
     given = reset_info.get("system_prompt")
     parts = [str(given)] if given else []
     if agent is not None and not own_policy:
