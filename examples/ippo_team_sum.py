@@ -9,7 +9,7 @@ environment. Every combination of the agents' samples is played (``joint="cross"
 is credited with its mean team reward over the partner's samples. The tasks, samples, temperature,
 learning rate and steps are the quickstart's MAGRPO stage, so the two can be compared; the update
 is PPO's (two epochs of two mini-batches). The example prints the team's greedy success on
-held-out tasks before and after IPPO: 42.5% -> 84.0% measured here.
+held-out tasks before and after IPPO: 59.0% -> 84.0% measured here (one thread, 12.5 minutes).
 
 Run (about ten minutes on two busy CPU cores; the runs land in ./runs/ippo_team_sum)::
 
