@@ -26,12 +26,13 @@ from mrlm.train.loop import OptimConfig, RunConfig
 from mrlm.train.loop.errors import OutputDirError
 from mrlm.train.loop.output_dir import fresh_dir
 from mrlm.train.policy import ModelConfig
-from mrlm.train.quickstart import DEMO_SEED_BASE, EVAL_SEED_BASE, QuickstartConfig, sft_warmup
+from mrlm.train.quickstart import DEMO_SEED_BASE, EVAL_SEED_BASE, QuickstartConfig
 from mrlm.train.quickstart_team import (
     AGENTS,
     TEAM_ENV_ID,
     TEAM_ENV_KWARGS,
     evaluate_team,
+    team_sft_warmup,
     write_team_demonstrations,
 )
 from mrlm.train.tiny import build_tiny_model, build_tiny_tokenizer, save_tiny
@@ -68,7 +69,7 @@ def main() -> None:
     demos = write_team_demonstrations(
         range(DEMO_SEED_BASE, DEMO_SEED_BASE + settings.team_demonstrations), out / "demonstrations.jsonl"
     )
-    sft_model = sft_warmup(demos, initial, out / "sft", args.sft_steps, settings)
+    sft_model = team_sft_warmup(demos, initial, out / "sft", args.sft_steps, settings)
     eval_seeds = range(EVAL_SEED_BASE, EVAL_SEED_BASE + args.eval_tasks)
     before = evaluate_team(dict.fromkeys(AGENTS, sft_model), eval_seeds, settings.max_new_tokens)
 

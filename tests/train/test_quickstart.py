@@ -16,6 +16,7 @@ import pytest
 import mrlm.envs
 from mrlm.train.cli import main
 from mrlm.train.generation.base import SamplingParams
+from mrlm.train.policy import names_agent
 from mrlm.train.quickstart import QuickstartConfig, demonstration, easy_problems
 from mrlm.train.rollout import Policy, RolloutEngine
 from tests.train.rollout.scripted_multi import DigitGenerator
@@ -148,6 +149,14 @@ def test_the_multi_agent_quickstart_runs_with_tiny_budgets(
     assert len((out / "demonstrations.jsonl").read_text().splitlines()) == 8  # 4 tasks x 2 agents
     for agent in ("first", "second"):
         assert (out / "magrpo" / "final" / agent / "config.json").is_file()
+    # Every model the team quickstart trains opens its conversations without the agent's name, and
+    # says so, for mrlm-train eval to play it as the quickstart evaluated it.
+    for model in (
+        out / "sft" / "final",
+        out / "magrpo" / "final" / "first",
+        out / "magrpo" / "final" / "second",
+    ):
+        assert names_agent(str(model)) is False
     # MAGRPO samples at its own temperature, not at the single-agent quickstart's.
     magrpo_config = (out / "magrpo" / "config.yaml").read_text().splitlines()
     assert "temperature: 0.7" in magrpo_config
@@ -162,7 +171,8 @@ def test_every_team_demonstration_earns_the_team_reward(tmp_path: Path, tokenize
     chats = [json.loads(line)["messages"] for line in path.read_text().splitlines()]
     # The rollout the trained agents play (evaluate_team's, MAGRPO's): each agent its own model.
     policies = {
-        agent: Policy(DigitGenerator(tokenizer), tokenizer, agent=agent) for agent in ("first", "second")
+        agent: Policy(DigitGenerator(tokenizer), tokenizer, names_agent=False)
+        for agent in ("first", "second")
     }
     with RolloutEngine(
         TEAM_ENV_ID,

@@ -20,7 +20,7 @@ from mrlm.train.algorithms.onpolicy import TaskSeeds
 from mrlm.train.cli import explains_itself, main
 from mrlm.train.generation import SamplingParams
 from mrlm.train.loop import DistributedConfig, OptimConfig, RunConfig, TrainingSession
-from mrlm.train.policy import own_agent
+from mrlm.train.policy import names_agent
 from mrlm.train.rollout import RolloutEngine
 from mrlm.train.rollout.batch import collate
 from mrlm.train.tiny import build_tiny_model
@@ -68,11 +68,9 @@ def test_each_agent_trains_its_own_policy_and_critic_from_the_command_line(tmp_p
     for agent in ("first", "second"):
         AutoModelForCausalLM.from_pretrained(out / "final" / agent)
         critic = AutoModelForTokenClassification.from_pretrained(out / "final" / f"critic_{agent}")
-        # The policy is the agent's own (its conversations open without naming it); the critic is none.
-        assert (own_agent(str(out / "final" / agent)), own_agent(str(out / "final" / f"critic_{agent}"))) == (
-            agent,
-            None,
-        )
+        # The policy is the agent's own, trained without its name; the critic records nothing.
+        assert not names_agent(str(out / "final" / agent))
+        assert names_agent(str(out / "final" / f"critic_{agent}"))
         assert critic.config.num_labels == 1
 
 

@@ -15,7 +15,7 @@ from mrlm.train.algorithms import ALGORITHMS, magrpo
 from mrlm.train.algorithms.magrpo import MAGRPOConfig
 from mrlm.train.cli import main
 from mrlm.train.loop import RunConfig
-from mrlm.train.policy import own_agent
+from mrlm.train.policy import OPENING_FILE, names_agent
 from tests.train.rollout.scripted_multi import Coordinate
 
 VARIANTS = ("magrpo", "mareinforce", "marloo", "maremax")
@@ -272,10 +272,11 @@ def test_each_agent_s_own_model_gets_its_formatter_s_prompt_as_is(
         )
         return tuple(tokenizer(chat, add_special_tokens=False)["input_ids"])
 
-    # Each agent's own model says so, for evaluations to open its conversations the same way.
-    own = {agent: own_agent(str(final / agent)) for agent in ("agent_0", "agent_1")}
-    assert own == ({"agent_0": None, "agent_1": None} if policies == "shared" else {a: a for a in own})
-    assert own_agent(str(final)) is None
+    # Each agent's own model records its opening, for evaluations to open its conversations the same way.
+    if policies == "shared":
+        assert names_agent(str(final)) and not (final / OPENING_FILE).exists()
+    else:
+        assert not names_agent(str(final / "agent_0")) and not names_agent(str(final / "agent_1"))
     formatted = {(f"agent_{k}", rendered(f(r))) for k, f in enumerate(formatters) for r in records}
     assert prompts
     for policy, ids in prompts:

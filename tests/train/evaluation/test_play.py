@@ -199,39 +199,44 @@ def test_counted_uses_the_plural_unless_the_count_is_one() -> None:
     assert counted(1, "task") == "1 task" and counted(5, "task") == "5 tasks"
 
 
-def test_a_model_marked_as_an_agent_s_own_opens_that_agent_s_conversations_as_in_training(
+def test_a_model_trained_without_the_agent_s_name_is_played_without_it(
     saved_dir: Path, tmp_path: Path
 ) -> None:
-    """A per_agent run's final/<agent>/ records its agent: evaluated for that agent (through
-    --model or --agent-models) it plays without the line naming the agent; for another agent, and
-    any unmarked model, with it."""
+    """A per_agent run's final/<agent>/ records that its conversations opened without the agent's
+    name: evaluated through --model or --agent-models, it plays that way; an unmarked model names
+    the agent it plays."""
     import shutil
 
-    from mrlm.train.policy import mark_own_agent, own_agent
+    from mrlm.train.policy import mark_unnamed_opening, names_agent
 
     first, second = tmp_path / "first", tmp_path / "second"
-    for agent, directory in (("first", first), ("second", second)):
+    for directory in (first, second):
         shutil.copytree(saved_dir, directory)
-        mark_own_agent(directory, agent)
-    assert (own_agent(str(first)), own_agent(str(saved_dir)), own_agent("tiny")) == ("first", None, None)
+        mark_unnamed_opening(directory)
+    assert (names_agent(str(first)), names_agent(str(saved_dir)), names_agent("tiny")) == (False, True, True)
     team = {"mrlm/TeamSum-v0": ["first", "second"]}
     sampling = SamplingParams(max_new_tokens=2, temperature=0.0)
     spec = EnvSpec("mrlm/TeamSum-v0", "mrlm/TeamSum-v0")
 
-    def openings(model: Path, agent_models: dict[str, str]) -> dict[str | None, bool]:
+    def named(model: Path, agent_models: dict[str, str]) -> dict[str | None, bool]:
         players = load_players(str(model), agent_models, team, device="cpu")
         rows = play_episodes([spec], players, [3], 1, sampling, kind="parallel")
         return {row.agent: row.messages[0]["content"].endswith(f"You are {row.agent}.") for row in rows}
 
-    assert openings(first, {"second": str(second)}) == {"first": False, "second": False}
-    assert openings(first, {}) == {"first": False, "second": True}  # first's model plays second too
-    assert openings(saved_dir, {"second": str(second)}) == {"first": True, "second": False}
+    assert named(first, {"second": str(second)}) == {"first": False, "second": False}
+    assert named(first, {}) == {"first": False, "second": False}
+    assert named(saved_dir, {"second": str(second)}) == {"first": True, "second": False}
 
 
-def test_a_record_that_names_no_agent_is_warned_about(tmp_path: Path) -> None:
-    from mrlm.train.policy import OWN_AGENT_FILE, own_agent
+def test_a_user_path_is_read_and_a_record_that_says_nothing_is_warned_about(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mrlm.train.policy import OPENING_FILE, mark_unnamed_opening, names_agent
 
-    for text in ("not json", '{"agent": 3}', "[1]"):
-        (tmp_path / OWN_AGENT_FILE).write_text(text)
-        with pytest.warns(UserWarning, match="names no agent"):
-            assert own_agent(str(tmp_path)) is None
+    monkeypatch.setenv("HOME", str(tmp_path))
+    mark_unnamed_opening(tmp_path)
+    assert names_agent("~") is False
+    for text in ("not json", '{"names_agent": 3}', "[1]", "{}", "null", "[" * 100_000):
+        (tmp_path / OPENING_FILE).write_text(text)
+        with pytest.warns(UserWarning, match="does not say whether to name the agent"):
+            assert names_agent(str(tmp_path)) is True

@@ -173,17 +173,17 @@ def test_custom_system_prompts(tokenizer: Any) -> None:
     assert rows[0].messages[0]["content"].startswith("Team member p0, topic ")
     assert rows[1].messages[0]["role"] == "user"
     # A given prompt gets every agent's name, its own model's too.
-    own = {agent: Policy(DigitGenerator(tokenizer), tokenizer, agent=agent) for agent in ("p0", "p1")}
+    own = {agent: Policy(DigitGenerator(tokenizer), tokenizer, names_agent=False) for agent in ("p0", "p1")}
     rows = RolloutEngine(Coordinate, own, sampling=PARAMS, system_prompt=prompt).collect([0])
     assert rows[0].messages[0]["content"].startswith("Team member p0, topic ")
 
 
-def test_an_agent_is_named_unless_its_policy_is_its_own_model(tokenizer: Any) -> None:
+def test_an_agent_is_named_unless_its_policy_was_trained_without_the_line(tokenizer: Any) -> None:
     def openings(engine: RolloutEngine) -> dict[str | None, str]:
         return {row.agent: row.messages[0]["content"] for row in engine.collect([0])}
 
-    def policy(agent: str | None = None) -> Policy:
-        return Policy(DigitGenerator(tokenizer), tokenizer, agent=agent)
+    def policy(names_agent: bool = True) -> Policy:
+        return Policy(DigitGenerator(tokenizer), tokenizer, names_agent=names_agent)
 
     named = {"p0": "Name a digit.\n\nYou are p0.", "p1": "Name a digit.\n\nYou are p1."}
     # One policy plays both agents: the line tells it which one it is.
@@ -194,21 +194,22 @@ def test_an_agent_is_named_unless_its_policy_is_its_own_model(tokenizer: Any) ->
     )
     assert openings(mapped) == named
     assert openings(RolloutEngine(Coordinate, {"p0": policy(), "p1": policy()}, sampling=PARAMS)) == named
-    # Each agent's own model: the env's prompt alone.
-    own = RolloutEngine(Coordinate, {"p0": policy("p0"), "p1": policy("p1")}, sampling=PARAMS)
+    # Each agent's own model, trained without the line: the env's prompt alone.
+    own = RolloutEngine(Coordinate, {"p0": policy(False), "p1": policy(False)}, sampling=PARAMS)
     assert openings(own) == {"p0": "Name a digit.", "p1": "Name a digit."}
-    # A mix: p0 plays its own model, p1 and p2 one shared model, which p1 once trained alone.
+    # A mix: p0 plays its own model, p1 and p2 one shared model.
     mixed = RolloutEngine(
         lambda: Coordinate(num_agents=3),
-        {"p0": policy("p0"), "team": policy("p1")},
+        {"p0": policy(False), "team": policy()},
         sampling=PARAMS,
         agent_policies={"p0": "p0", "p1": "team", "p2": "team"},
     )
-    assert openings(mixed) == {
-        "p0": "Name a digit.",
-        "p1": "Name a digit.",
-        "p2": "Name a digit.\n\nYou are p2.",
+    assert openings(mixed) == {"p0": "Name a digit."} | {
+        agent: f"Name a digit.\n\nYou are {agent}." for agent in ("p1", "p2")
     }
+    # A policy given without its tokenizer (the engine's) keeps its opening.
+    untokenized = {name: Policy(DigitGenerator(tokenizer), None, names_agent=False) for name in ("p0", "p1")}
+    assert openings(RolloutEngine(Coordinate, untokenized, tokenizer, PARAMS)) == openings(own)
 
 
 @pytest.mark.parametrize(

@@ -138,32 +138,32 @@ def load_policy(config: ModelConfig, *, chat: bool = False, seed: int | None = N
     return model, tokenizer
 
 
-#: The file in a saved model's directory that names the agent whose own model it is.
-OWN_AGENT_FILE = "mrlm_agent.json"
+#: The file in a saved model's directory that says how its conversations open.
+OPENING_FILE = "mrlm_opening.json"
 
 
-def mark_own_agent(directory: str | Path, agent: str) -> None:
-    """Record in ``directory`` (a saved model) that it is ``agent``'s own model, trained to play
-    that agent alone, so that playing it later opens its conversations as in training (see
-    :mod:`mrlm.train.rollout.prompts`)."""
-    Path(directory, OWN_AGENT_FILE).write_text(json.dumps({"agent": agent}) + "\n", encoding="utf-8")
+def mark_unnamed_opening(directory: str | Path) -> None:
+    """Record in ``directory`` (a saved model) that it was trained on conversations that open
+    without the line naming the agent (each agent's own model), so that later plays open them the
+    same way (see :mod:`mrlm.train.rollout.prompts`)."""
+    Path(directory, OPENING_FILE).write_text(json.dumps({"names_agent": False}) + "\n", encoding="utf-8")
 
 
-def own_agent(name_or_path: str) -> str | None:
-    """The agent whose own model ``name_or_path`` is, as :func:`mark_own_agent` recorded it; None
-    for a model of any agent (no record, a Hub id, ``tiny``). A record that does not read as one
-    is warned about and taken as none."""
-    path = Path(name_or_path, OWN_AGENT_FILE)
+def names_agent(name_or_path: str) -> bool:
+    """Whether conversations played by the model ``name_or_path`` open with the line naming the
+    agent: False where its directory records so (:func:`mark_unnamed_opening`), True otherwise (no
+    record, a Hub id, ``tiny``). A record that does not read as one is warned about and ignored."""
+    path = Path(name_or_path).expanduser() / OPENING_FILE
     if not path.is_file():
-        return None
+        return True
     try:
-        agent = json.loads(path.read_text(encoding="utf-8")).get("agent")
-    except (OSError, ValueError, AttributeError) as error:
-        agent = error
-    if not isinstance(agent, str):
-        warnings.warn(f"{path} names no agent ({agent!r}): the model is played as any agent's", stacklevel=2)
-        return None
-    return agent
+        value = json.loads(path.read_text(encoding="utf-8"))["names_agent"]
+    except (OSError, ValueError, KeyError, TypeError, RecursionError) as error:
+        value = error
+    if not isinstance(value, bool):
+        warnings.warn(f"{path} does not say whether to name the agent ({value!r}): it is named", stacklevel=2)
+        return True
+    return value
 
 
 def check_agent_models(agent_models: Mapping[str, object]) -> None:

@@ -36,7 +36,7 @@ from mrlm.train.algorithms.multi_agent import MAX_JOINT_ACTIONS
 from mrlm.train.generation import HFGenerator, SamplingParams
 from mrlm.train.loop import OptimConfig
 from mrlm.train.loop.plots import plot_metrics
-from mrlm.train.policy import ModelConfig, load_policy
+from mrlm.train.policy import ModelConfig, load_policy, mark_unnamed_opening
 from mrlm.train.quickstart import (
     DEMO_SEED_BASE,
     EVAL_SEED_BASE,
@@ -115,7 +115,7 @@ def write_team_demonstrations(seeds: range, path: Path) -> Path:
                 messages = [
                     {
                         "role": "system",
-                        "content": default_system_prompt(agent, infos[agent], own_policy=True),
+                        "content": default_system_prompt(agent, infos[agent], names_agent=False),
                     },
                     {"role": "user", "content": observations[agent]["text"]},
                     {"role": "assistant", "content": env.unwrapped.demonstration(agent)},
@@ -125,12 +125,24 @@ def write_team_demonstrations(seeds: range, path: Path) -> Path:
     return path
 
 
+def team_sft_warmup(
+    demos: Path, initial: Path, output_dir: Path, steps: int, config: QuickstartConfig
+) -> Path:
+    """:func:`~mrlm.train.quickstart.sft_warmup` on both agents' demonstrations; the model's
+    directory records that its conversations open without the agent's name, as the demonstrations'
+    do, so that ``mrlm-train eval`` plays it as :func:`evaluate_team` does."""
+    model = sft_warmup(demos, initial, output_dir, steps, config)
+    mark_unnamed_opening(model)
+    return model
+
+
 def evaluate_team(agent_models: dict[str, Path], seeds: range, max_new_tokens: int) -> float:
-    """Share of the joint tasks of ``seeds`` that the agents' greedy replies solve together."""
+    """Share of the joint tasks of ``seeds`` that the agents' greedy replies solve together, each
+    agent's conversation opening without its name, as in the demonstrations and in MAGRPO."""
     policies = {}
     for agent, directory in agent_models.items():
         model, tokenizer = load_policy(ModelConfig(name_or_path=str(directory)))
-        policies[agent] = Policy(HFGenerator(model, tokenizer), tokenizer, agent=agent)
+        policies[agent] = Policy(HFGenerator(model, tokenizer), tokenizer, names_agent=False)
     sampling = SamplingParams(max_new_tokens=max_new_tokens, temperature=0.0)
     with RolloutEngine(
         TEAM_ENV_ID, policies, sampling=sampling, kind="parallel", env_kwargs=TEAM_ENV_KWARGS
@@ -180,7 +192,9 @@ def run_team_quickstart(config: QuickstartConfig) -> TeamQuickstartResult:
     say(
         f"SFT on {config.team_demonstrations} tasks' demonstrations (both agents), {config.team_sft_steps} steps"
     )
-    sft_model, seconds["SFT"] = timed(sft_warmup, demos, initial, out / "sft", config.team_sft_steps, config)
+    sft_model, seconds["SFT"] = timed(
+        team_sft_warmup, demos, initial, out / "sft", config.team_sft_steps, config
+    )
     success["SFT"], seconds["eval SFT"] = timed(
         evaluate_team, dict.fromkeys(AGENTS, sft_model), eval_seeds, config.max_new_tokens
     )

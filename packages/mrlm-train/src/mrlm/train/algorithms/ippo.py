@@ -259,7 +259,7 @@ def train(config: IPPOConfig, *, env: EnvFactory | None = None) -> Path:
             while session.step < config.run.max_steps:
                 session.log(train_step(session, engine, seeds, config, tokenizers))
                 session.maybe_save({"seed_cursor": seeds.cursor, "engine": engine.state_dict()})
-        return session.save_final(tokenizers, own_agents=list(tokenizers))  # each agent's own policy
+        return session.save_final(tokenizers, unnamed_openings=list(tokenizers))  # each agent's own policy
 
 
 def critic_name(config: IPPOConfig, agent: str) -> str | None:

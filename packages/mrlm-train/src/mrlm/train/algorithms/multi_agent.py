@@ -325,8 +325,8 @@ def train(config: MultiAgentConfig, estimator: Estimator, *, env: EnvFactory | N
                 )
         tokenizer = tokenizers[SHARED] if config.policies == "shared" else tokenizers
         # final/<agent>/ for every agent with a model of its own, even an env's only agent.
-        own = () if config.policies == "shared" else list(tokenizers)
-        return session.save_final(tokenizer, by_name=config.policies != "shared", own_agents=own)
+        unnamed = () if config.policies == "shared" else list(tokenizers)
+        return session.save_final(tokenizer, by_name=config.policies != "shared", unnamed_openings=unnamed)
 
 
 def run_env(config: MultiAgentConfig, env: EnvFactory | None) -> EnvFactory:
@@ -416,7 +416,7 @@ def rollout_engine(
         name: Policy(
             HFGenerator(causal_lm(session.unwrapped(name)), tokenizer),
             tokenizer,
-            agent=None if config.policies == "shared" else name,
+            names_agent=config.policies == "shared",
         )
         for name, tokenizer in tokenizers.items()
     }

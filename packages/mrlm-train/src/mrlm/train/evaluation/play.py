@@ -18,7 +18,7 @@ from mrlm.train.algorithms.multi_agent import MultiAgentSetupError
 from mrlm.train.evaluation.config import EnvSpec, PlayConfig
 from mrlm.train.generation import HFGenerator, SamplingParams
 from mrlm.train.loop.progress import Progress
-from mrlm.train.policy import Dtype, ModelConfig, load_policy, own_agent
+from mrlm.train.policy import Dtype, ModelConfig, load_policy, names_agent
 from mrlm.train.rollout import DEFAULT_POLICY, Policy, RolloutEngine, Trajectory
 from mrlm.train.rollout.envs import EnvKind, env_factory, started_env
 from mrlm.train.setting_checks import check_counts
@@ -163,8 +163,10 @@ def load_players(
     for name, path in models.items():
         if path not in loaded:
             lm, tokenizer = load_policy(ModelConfig(name_or_path=path, dtype=dtype), chat=True)
-            # A model trained as one agent's own opens that agent's conversations as in training.
-            loaded[path] = Policy(HFGenerator(lm.to(target), tokenizer), tokenizer, agent=own_agent(path))
+            # Conversations open as the model's training opened them.
+            loaded[path] = Policy(
+                HFGenerator(lm.to(target), tokenizer), tokenizer, names_agent=names_agent(path)
+            )
         policies[name] = loaded[path]
     return Players(policies, policy_of, models)
 

@@ -94,7 +94,7 @@ from mrlm.train.loop.rng import capture_rng_state, restore_rng_state, seed_every
 from mrlm.train.loop.serialize import to_plain, to_yaml
 from mrlm.train.loop.signals import signals_held
 from mrlm.train.loop.trackers import check_trackers, flatten
-from mrlm.train.policy import mark_own_agent
+from mrlm.train.policy import mark_unnamed_opening
 
 CONFIG_FILE = "config.yaml"
 FINAL_DIR = "final"
@@ -805,7 +805,7 @@ class TrainingSession:
         tokenizer: Any | Mapping[str, Any] | None = None,
         *,
         by_name: bool = False,
-        own_agents: Collection[str] = (),
+        unnamed_openings: Collection[str] = (),
     ) -> Path:
         """Write the trained models (and tokenizer) with ``save_pretrained``; return ``output_dir/final``.
 
@@ -814,8 +814,8 @@ class TrainingSession:
         tokenizer beside each (or each model's own, given as a mapping by model name). Every directory loads with plain transformers (the class its config
         names: ``AutoModelForCausalLM`` for a policy, ``AutoModelForTokenClassification`` for a
         value model of :mod:`mrlm.train.value`), or with peft for adapters. Each model named in
-        ``own_agents`` is that agent's own policy: its directory records so
-        (:func:`~mrlm.train.policy.mark_own_agent`). Under FSDP the full weights are gathered to the
+        ``unnamed_openings`` was trained without the line naming its agent: its directory records
+        so (:func:`~mrlm.train.policy.mark_unnamed_opening`). Under FSDP the full weights are gathered to the
         main process first. Replaces an earlier final directory atomically. Collective.
         """
         states = {
@@ -841,8 +841,8 @@ class TrainingSession:
                 own = tokenizer.get(name) if isinstance(tokenizer, Mapping) else tokenizer
                 if own is not None:
                     own.save_pretrained(target)
-                if name in own_agents:
-                    mark_own_agent(target, name)
+                if name in unnamed_openings:
+                    mark_unnamed_opening(target)
             fsync_tree(temporary)
             trash = self.output_dir / f"{ckpt.TRASH_PREFIX}{FINAL_DIR}"
             remove_tree(trash)

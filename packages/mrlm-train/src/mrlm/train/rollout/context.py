@@ -57,8 +57,8 @@ class Rollout:
 
     table: PolicyTable
     system_prompt: SystemPrompt | None
-    """None: :func:`~mrlm.train.rollout.prompts.default_system_prompt`, the agent named unless its
-    policy is its own model (``Policy.agent``)."""
+    """None: :func:`~mrlm.train.rollout.prompts.default_system_prompt`, the agent named as its
+    policy's ``names_agent`` says."""
     max_turns: int
     max_prompt_tokens: int | None
     step_workers: int
@@ -73,8 +73,8 @@ class Rollout:
         """Open ``seat``'s conversation with its system prompt and ``observation``; False when too long."""
         tokenizer = self.table[seat.policy].tokenizer
         if self.system_prompt is None:
-            own = seat.agent is not None and self.table[seat.policy].agent == seat.agent
-            prompt = default_system_prompt(seat.agent, seat.reset_info, own_policy=own)
+            names_agent = self.table[seat.policy].names_agent
+            prompt = default_system_prompt(seat.agent, seat.reset_info, names_agent=names_agent)
         else:
             prompt = self.system_prompt(seat.agent, seat.reset_info)
         return seat.open(tokenizer, prompt, observation, self.max_prompt_tokens)

@@ -74,8 +74,8 @@ class RolloutEngine:
             may have; more raise ValueError.
         system_prompt: ``system_prompt(agent, reset_info)``, the system message opening each agent's
             conversation (it returns None for none); by default (None) the env's ``system_prompt``
-            info, then ``You are <agent>.`` for a named agent, except one whose policy is its own model
-            (``Policy.agent``, always in the same role).
+            info, then ``You are <agent>.`` for a named agent, unless its policy was trained without
+            that line (``Policy.names_agent`` False: each agent's own model).
         env_kwargs: keyword arguments for the env id (not allowed with a factory).
         env_id: the id recorded in trajectories; defaults to the id, else the env's ``spec.id`` or class name.
         max_turns: replies per agent after which the engine truncates the episode (``"max_turns"``).

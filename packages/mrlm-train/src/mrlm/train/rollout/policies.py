@@ -37,16 +37,16 @@ class Policy:
         generator: samples its replies.
         tokenizer: its tokenizer, with a chat template; the token ids of its trajectories are its ids.
         sampling: its sampling parameters; None takes the engine's ``sampling``.
-        agent: the agent whose own model this is (trained to play it alone, as ``policies="per_agent"``
-            and ``"lora"`` train them): playing that agent, its conversation opens without the line
-            naming it (:func:`~mrlm.train.rollout.prompts.default_system_prompt`). None for a model
-            that plays any agent.
+        names_agent: whether its conversations open with the line naming the agent it plays
+            (:func:`~mrlm.train.rollout.prompts.default_system_prompt`): True for a model that plays
+            several agents; False for a model trained without it, as each agent's own model
+            (``policies="per_agent"``, ``"lora"``) is.
     """
 
     generator: Generator
     tokenizer: Any
     sampling: SamplingParams | None = None
-    agent: str | None = None
+    names_agent: bool = True
 
 
 class PolicyTable:

@@ -3,10 +3,10 @@
 A single-agent env's reset info may carry ``"system_prompt"``; it opens the conversation as is. In a
 multi-agent env the same holds per agent, and a line naming the agent follows it, so that a model
 playing several agents knows which role it plays (the envs' observations describe the role itself).
-An agent's own model (``Policy.agent``: trained to play that agent alone, as ``policies="per_agent"``
-and ``"lora"`` train them, and recorded in their final directories, see
-:func:`~mrlm.train.policy.own_agent`) always plays the same role: its conversation opens without
-that line, as a prompt written for one agent (a CoMLRL formatter's, say) reads.
+Each agent's own model (``policies="per_agent"``, ``"lora"``) always plays the same role and is
+trained without that line (``Policy.names_agent`` False), as a prompt written for one agent (a
+CoMLRL formatter's, say) reads; its saved directory records so
+(:func:`~mrlm.train.policy.names_agent`), for evaluations to open its conversations the same way.
 """
 
 from __future__ import annotations
@@ -19,14 +19,13 @@ SystemPrompt = Callable[[str | None, Mapping[str, Any]], str | None]
 
 
 def default_system_prompt(
-    agent: str | None, reset_info: Mapping[str, Any], *, own_policy: bool = False
+    agent: str | None, reset_info: Mapping[str, Any], *, names_agent: bool = True
 ) -> str | None:
-    """The env's ``system_prompt`` from the agent's reset info, then ``You are <agent>.`` for a named
-    agent unless its model is its own (``own_policy``). The engine's default (``system_prompt=None``)
-    passes ``own_policy`` from the agent's policy; given as ``system_prompt=`` itself, it names every
-    agent."""
+    """The env's ``system_prompt`` from the agent's reset info, then, with ``names_agent``,
+    ``You are <agent>.`` for a named agent. The engine's default (``system_prompt=None``) passes
+    the agent's policy's ``names_agent``; given as ``system_prompt=`` itself, it names every agent."""
     given = reset_info.get("system_prompt")
     parts = [str(given)] if given else []
-    if agent is not None and not own_policy:
+    if agent is not None and names_agent:
         parts.append(f"You are {agent}.")
     return "\n\n".join(parts) or None
