@@ -103,8 +103,9 @@ def check_team_settings(config: QuickstartConfig) -> None:
 
 
 def write_team_demonstrations(seeds: range, path: Path) -> Path:
-    """One chat per seed and agent: the agent's system prompt as a rollout opens it for an agent
-    playing its own model (the env's), the agent's question, and the env's demonstration reply for it."""
+    """One chat per seed and agent: the agent's system prompt as a rollout opens it for a model
+    trained without the agent's name (the env's alone), the agent's question, and the env's
+    demonstration reply for it."""
     import mrlm.envs
 
     env = mrlm.envs.make(TEAM_ENV_ID, kind="parallel", **TEAM_ENV_KWARGS)

@@ -815,8 +815,9 @@ class TrainingSession:
         names: ``AutoModelForCausalLM`` for a policy, ``AutoModelForTokenClassification`` for a
         value model of :mod:`mrlm.train.value`), or with peft for adapters. Each model named in
         ``unnamed_openings`` was trained without the line naming its agent: its directory records
-        so (:func:`~mrlm.train.policy.mark_unnamed_opening`). Under FSDP the full weights are gathered to the
-        main process first. Replaces an earlier final directory atomically. Collective.
+        so (:func:`~mrlm.train.policy.mark_unnamed_opening`). Under FSDP the full weights are
+        gathered to the main process first. Replaces an earlier final directory atomically.
+        Collective.
         """
         states = {
             name: full_state_dict(t.model) if self.strategy == "fsdp" else None
